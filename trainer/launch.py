@@ -1,0 +1,74 @@
+"""Which Python runs the trainer, and the command line that starts it.
+
+Standard library only; the app uses this to build its QProcess. Order
+(DESIGN.md): DRAGONFARM_PYTHON; else, from source, the current interpreter;
+else, in the frozen app, the managed environment made on first use.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+class NoTrainerPython(RuntimeError):
+    """The frozen app has no trainer environment yet (first use)."""
+
+
+def is_frozen() -> bool:
+    return bool(getattr(sys, "frozen", False))
+
+
+def managed_env_dir() -> Path:
+    """Short per-user path for the managed environment (Windows path limits)."""
+    override = os.environ.get("DRAGONFARM_ENV_DIR")
+    if override:
+        return Path(override)
+    if os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+        return base / "DragonFarm" / "env"
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("DragonFarm", appauthor=False)) / "env"
+
+
+def managed_env_python(env_dir: Path | None = None) -> Path:
+    env_dir = env_dir or managed_env_dir()
+    if os.name == "nt":
+        return env_dir / "Scripts" / "python.exe"
+    return env_dir / "bin" / "python"
+
+
+def trainer_python(settings: dict | None = None) -> str:
+    env = os.environ.get("DRAGONFARM_PYTHON")
+    if env:
+        return env
+    if settings and settings.get("trainer_python"):
+        return str(settings["trainer_python"])
+    if not is_frozen():
+        return sys.executable
+    python = managed_env_python()
+    if not python.exists():
+        raise NoTrainerPython(
+            "The training environment is not set up yet. DragonFarm will set it up the first time you train."
+        )
+    return str(python)
+
+
+def trainer_command(*args: str, settings: dict | None = None) -> tuple[str, list[str]]:
+    """(program, arguments) for `python -m trainer ARGS...` in the trainer's Python."""
+    return trainer_python(settings), ["-m", "trainer", *args]
+
+
+def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None) -> dict[str, str]:
+    """Environment for the trainer process: unbuffered output, the source tree on
+    sys.path when running from source, and the token only here (never in files)."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    if not is_frozen():
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if hf_token:
+        env["HF_TOKEN"] = hf_token
+    return env
