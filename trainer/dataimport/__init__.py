@@ -1,0 +1,50 @@
+"""Data import: from the files people have to a DragonFarm run folder.
+
+Torch-free (standard library + openpyxl). The app's wizard and the
+`dragonfarm inspect` / `dragonfarm new` commands call exactly this, so both
+make exactly the same run folder.
+
+    from trainer.dataimport import inspect_file, create_run, Mapping, DataImportError
+
+    report = inspect_file("examples.xlsx", sheet="Answers")
+    report.format, report.shape, report.columns, report.mapping   # what was found
+    report.preview          # first chats: [[{"role": ..., "content": ...}, ...], ...]
+    report.counts           # rows, usable, empty, duplicates, too_long, skipped
+    report.lengths          # min/mean/median/p95/max, unit "tokens" or "characters"
+    report.problems         # Problem(severity, message, row, column, file, kind), capped
+    report.ok               # at least one usable example
+
+    # The user overrides the proposal; fields left None keep the detected value.
+    report = inspect_file("examples.csv", mapping=Mapping(prompt_column="Q", reply_column="A",
+                                                           system_prompt="You are ..."))
+    run_dir = create_run("examples.csv", runs_dir=settings.runs_dir(), name="my-run",
+                         model="HuggingFaceTB/SmolLM2-135M-Instruct",
+                         mapping=report.mapping, config_overrides={"epochs": 3})
+
+inspect_file raises DataImportError only when the file cannot be read at all
+(missing, empty, binary, unsupported, a broken .xlsx, a sheet that is not
+there). Row problems and an incomplete mapping are in report.problems, with
+report.ok False when nothing can be used. create_run raises DataImportError
+when there is nothing usable, and config.ConfigError for bad settings; it
+never changes the person's file and never overwrites a run folder (a taken
+name gets -2, -3, ...).
+
+The run folder gets config.json (trainer.config.TrainConfig), data/train.jsonl,
+data/eval.jsonl (one {"messages": [{"role", "content"}, ...]} per line) and
+data/import.json (source name and sha256, mapping, counts, split, warnings).
+"""
+from __future__ import annotations
+
+from .problems import MAX_PROBLEMS, DataImportError, Problem
+from .shapes import SHAPE_WORDS, SHAPES, Mapping
+from .preview import Counts, LengthStats, Report, inspect_file
+from .split import eval_count, split_indices
+from .writer import create_run, run_name_for
+
+FORMATS = ("csv", "tsv", "xlsx", "json", "jsonl")
+
+__all__ = [
+    "inspect_file", "create_run", "Report", "Mapping", "Problem", "Counts", "LengthStats",
+    "DataImportError", "SHAPES", "SHAPE_WORDS", "FORMATS", "MAX_PROBLEMS",
+    "eval_count", "split_indices", "run_name_for",
+]
