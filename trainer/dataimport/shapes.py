@@ -155,7 +155,7 @@ def cell_text(value: Any, column: str, lenient: bool) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value.strip()
+        return _clean(value.strip())
     if lenient and not isinstance(value, (list, dict)):
         if isinstance(value, bool):
             return "TRUE" if value else "FALSE"
@@ -168,6 +168,17 @@ def cell_text(value: Any, column: str, lenient: bool) -> str:
     kind = what.get(type(value), type(value).__name__)
     raise RowError("not_text", column, f"the value in '{column}' is {kind}, not text; "
                    "put the text in quotes or fix the value")
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates (from JSON escapes such as \\ud800) cannot be written as UTF-8."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def is_empty_record(record: dict[str, Any]) -> bool:

@@ -1,0 +1,291 @@
+"""inspect_file: what is in a file, the proposed mapping, the first chats,
+counts, length statistics and every problem (capped), in one streaming pass."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from array import array
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .problems import ERROR, WARNING, Problem, ProblemLog, where_label
+from .readers import Source, iter_records, open_source
+from .shapes import CHAT_SHAPES, SHAPE_WORDS, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
+
+Chat = list[dict[str, str]]
+RESERVOIR = 10_000
+TABLE_FORMATS = ("csv", "tsv", "xlsx")
+
+
+@dataclass
+class Counts:
+    rows: int = 0          # rows / lines / items read (not the header)
+    usable: int = 0        # examples that will be trained on
+    empty: int = 0         # rows with nothing in them (skipped quietly)
+    duplicates: int = 0    # exact repeats of an earlier example (skipped, warned)
+    too_long: int = 0      # usable but longer than max_length (warned; the end is cut)
+    skipped: int = 0       # rows with an error (skipped)
+
+
+@dataclass
+class LengthStats:
+    unit: str = "characters"   # "tokens" when a tokenizer was given
+    count: int = 0
+    min: int = 0
+    max: int = 0
+    mean: float = 0.0
+    median: int = 0
+    p95: int = 0
+    longest_row: int | None = None
+
+
+@dataclass
+class Report:
+    path: str
+    format: str
+    columns: list[str]
+    shape: str
+    mapping: Mapping
+    sheets: list[str] = field(default_factory=list)
+    sheet: str | None = None
+    encoding: str | None = None
+    delimiter: str | None = None
+    preview: list[Chat] = field(default_factory=list)
+    counts: Counts = field(default_factory=Counts)
+    lengths: LengthStats = field(default_factory=LengthStats)
+    problems: list[Problem] = field(default_factory=list)
+    problems_total: int = 0
+    problems_by_kind: dict[str, int] = field(default_factory=dict)
+    max_length: int = 1024
+    complete: bool = True      # False when `limit` stopped the scan early
+
+    @property
+    def file(self) -> str:
+        return Path(self.path).name
+
+    @property
+    def shape_words(self) -> str:
+        return SHAPE_WORDS.get(self.shape, self.shape)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == WARNING]
+
+    @property
+    def ok(self) -> bool:
+        """At least one usable example and no whole-file problem."""
+        return self.counts.usable > 0 and not any(p.row is None and p.severity == ERROR for p in self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(file=self.file, ok=self.ok, shape_words=self.shape_words)
+        return data
+
+
+class Seen:
+    """Which examples were seen, in about 16 bytes each (8-byte hash + row)."""
+
+    def __init__(self) -> None:
+        self._size, self._used = 1024, 0
+        self._keys, self._rows = array("q", bytes(8 * 1024)), array("q", bytes(8 * 1024))
+
+    def add(self, key: int, row: int) -> int | None:
+        """Remember key at row; if it was already there, the first row."""
+        key = key or 1
+        mask, keys = self._size - 1, self._keys
+        i = key & mask
+        while keys[i]:
+            if keys[i] == key:
+                return self._rows[i]
+            i = (i + 1) & mask
+        keys[i], self._rows[i] = key, row
+        self._used += 1
+        if self._used * 2 > self._size:
+            self._grow()
+        return None
+
+    def _grow(self) -> None:
+        old = [(k, r) for k, r in zip(self._keys, self._rows) if k]
+        self._size *= 2
+        self._keys, self._rows = array("q", bytes(8 * self._size)), array("q", bytes(8 * self._size))
+        self._used = 0
+        for k, r in old:
+            self.add(k, r)
+
+
+def chat_key(chat: Chat) -> int:
+    text = json.dumps(chat, ensure_ascii=False, separators=(",", ":"))
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True)
+
+
+def length_function(tokenizer: Any) -> Callable[[str], int] | None:
+    """Tokens per text from an object with encode(text) -> list, or a callable."""
+    if tokenizer is None:
+        return None
+    encode = getattr(tokenizer, "encode", None)
+    fn = encode if callable(encode) else tokenizer if callable(tokenizer) else None
+    if fn is None:
+        raise TypeError("tokenizer must have encode(text) -> list, or be a callable text -> list")
+    return lambda text: len(fn(text))
+
+
+def estimate_tokens(chat: Chat) -> int:
+    """About four characters per token, plus a few tokens of chat template per message."""
+    return sum(math.ceil(len(m["content"]) / 4) + 4 for m in chat)
+
+
+@dataclass
+class ScanResult:
+    counts: Counts
+    lengths: LengthStats
+    log: ProblemLog
+    preview: list[Chat]
+    complete: bool = True
+
+
+def scan(source: Source, mapping: Mapping, *, max_length: int = 1024, tokenizer: Any = None,
+         preview_rows: int = 5, limit: int | None = None,
+         on_example: Callable[[int, int, Chat], None] | None = None) -> ScanResult:
+    """One pass over the file: every row is checked; usable examples go to
+    on_example(index, position, chat) in order (index counts usable examples)."""
+    tok_len = length_function(tokenizer)
+    counts, log, preview = Counts(), ProblemLog(), []
+    label = where_label(source.format)
+    stats = _Stats("tokens" if tok_len else "characters")
+    seen = Seen()
+    mapping_problem = _mapping_problem(source, mapping)
+    if mapping_problem:
+        log.add(mapping_problem)
+
+    def problem(severity: str, pos: int, err: RowError) -> None:
+        log.add(Problem(severity, f"{source.name} {label} {pos}: {err.text}", pos, err.column, source.name, err.kind))
+
+    complete = True
+    for pos, record, err in iter_records(source):
+        if limit is not None and counts.rows >= limit:
+            complete = False
+            break
+        counts.rows += 1
+        if err is not None:
+            counts.skipped += 1
+            problem(ERROR, pos, err)
+            continue
+        if is_empty_record(record):
+            counts.empty += 1
+            continue
+        if mapping_problem:
+            continue
+        try:
+            chat = record_to_chat(record, mapping, source.lenient)
+        except RowError as exc:
+            counts.skipped += 1
+            problem(ERROR, pos, exc)
+            continue
+        first = seen.add(chat_key(chat), pos)
+        if first is not None:
+            counts.duplicates += 1
+            problem(WARNING, pos, RowError("duplicate", None, f"the same example as {label} {first}; "
+                                           "it is used once (delete one copy, or change it)"))
+            continue
+        chars = sum(len(m["content"]) for m in chat)
+        tokens = sum(tok_len(m["content"]) + 4 for m in chat) if tok_len else estimate_tokens(chat)
+        stats.add(tokens if tok_len else chars, pos)
+        if tokens > max_length:
+            counts.too_long += 1
+            about = "" if tok_len else "about "
+            problem(WARNING, pos, RowError("too_long", None, f"{about}{tokens:,} tokens long, more than the max "
+                                           f"length of {max_length:,}; the end will be cut off in training "
+                                           "(shorten it, or raise the max length)"))
+        if on_example:
+            on_example(counts.usable, pos, chat)
+        counts.usable += 1
+        if len(preview) < preview_rows:
+            preview.append(chat)
+    if counts.rows == counts.empty and not mapping_problem:
+        log.add(Problem(ERROR, f"{source.name} has no examples{' under the header row' if source.format in TABLE_FORMATS else ''}; "
+                        "add one example per row", None, None, source.name, "no_rows"))
+    elif counts.usable == 0 and not mapping_problem:
+        log.add(Problem(ERROR, f"{source.name} has no usable examples: every row has a problem (see the list); "
+                        "fix the rows, or choose other columns", None, None, source.name, "no_usable"))
+    return ScanResult(counts, stats.result(), log, preview, complete)
+
+
+def _mapping_problem(source: Source, m: Mapping) -> Problem | None:
+    cols = ", ".join(f"'{c}'" for c in source.columns) or "none"
+    if m.shape in CHAT_SHAPES:
+        missing = [] if m.messages_column else ["messages"]
+    else:
+        if not m.prompt_column or not m.reply_column:
+            which = "prompts" if not m.prompt_column else "replies"
+            return Problem(ERROR, f"Choose the column that holds the {which} (the columns are {cols}); "
+                           "on the command line use --prompt-column and --reply-column",
+                           None, None, source.name, "no_mapping")
+        missing = [c for c in m.columns_used() if c not in source.columns] if source.format in TABLE_FORMATS else []
+    if missing:
+        return Problem(ERROR, f"{source.name} has no column '{missing[0]}' (the columns are {cols}); "
+                       "choose one of those", None, missing[0], source.name, "missing_column")
+    return None
+
+
+class _Stats:
+    def __init__(self, unit: str):
+        self.unit, self.n, self.total = unit, 0, 0
+        self.lo, self.hi, self.hi_row = 0, 0, None
+        self.sample: list[int] = []
+        self.rng = random.Random(0)
+
+    def add(self, value: int, row: int) -> None:
+        self.n += 1
+        self.total += value
+        self.lo = value if self.n == 1 else min(self.lo, value)
+        if self.n == 1 or value > self.hi:
+            self.hi, self.hi_row = value, row
+        if len(self.sample) < RESERVOIR:
+            self.sample.append(value)
+        else:
+            j = self.rng.randrange(self.n)
+            if j < RESERVOIR:
+                self.sample[j] = value
+
+    def result(self) -> LengthStats:
+        if not self.n:
+            return LengthStats(self.unit)
+        s = sorted(self.sample)
+        pick = lambda q: s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]  # noqa: E731
+        return LengthStats(self.unit, self.n, self.lo, self.hi, round(self.total / self.n, 1),
+                           pick(0.5), pick(0.95), self.hi_row)
+
+
+def resolve_mapping(source: Source, mapping: Mapping | dict | None) -> Mapping:
+    detected = detect_mapping(source.columns, source.sample)
+    if mapping is None:
+        return detected
+    if isinstance(mapping, dict):
+        mapping = Mapping.from_dict(mapping)
+    return mapping.merged_over(detected)
+
+
+def inspect_file(path: str | Path, *, sheet: str | None = None, mapping: Mapping | dict | None = None,
+                 max_length: int = 1024, tokenizer: Any = None, preview_rows: int = 5,
+                 limit: int | None = None) -> Report:
+    """Read a data file and report what an import would make of it.
+
+    mapping: the user's choices (Mapping or dict); None fields are detected.
+    tokenizer: encode(text)->list or a callable, for lengths in tokens.
+    limit: stop after this many rows (a quick first look; report.complete is False).
+    Raises DataImportError when the file cannot be read at all."""
+    source = open_source(path, sheet)
+    m = resolve_mapping(source, mapping)
+    result = scan(source, m, max_length=max_length, tokenizer=tokenizer, preview_rows=preview_rows, limit=limit)
+    return Report(path=str(path), format=source.format, columns=list(source.columns), shape=m.shape or "columns",
+                  mapping=m, sheets=list(source.sheets), sheet=source.sheet, encoding=source.encoding,
+                  delimiter=source.delimiter, preview=result.preview, counts=result.counts,
+                  lengths=result.lengths, problems=result.log.items, problems_total=result.log.total,
+                  problems_by_kind=dict(result.log.by_kind), max_length=max_length, complete=result.complete)

@@ -1,0 +1,262 @@
+"""Reading the files people have: CSV/TSV, Excel .xlsx, JSON arrays, JSON Lines.
+
+A Source knows the file's format, encoding, delimiter, sheet and columns;
+iter_records streams (position, record, error) so a large file never has to
+fit in memory. Whole-file problems raise DataImportError.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .problems import DataImportError
+from .shapes import RowError
+
+HEAD_BYTES = 64 * 1024
+SAMPLE_RECORDS = 100
+JSON_ARRAY_LIMIT = 512 * 1024 * 1024  # whole-file JSON is parsed at once; JSON Lines stream
+FIELD_LIMIT = 16 * 1024 * 1024
+
+_EXT_FORMAT = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "text", ".xlsx": "xlsx",
+               ".xlsm": "xlsx", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_SAVE_AS = "Save it as CSV (.csv), Excel (.xlsx) or JSON Lines (.jsonl) and try again."
+_UNSUPPORTED = {".xls": "an old Excel .xls workbook", ".ods": "an OpenDocument spreadsheet",
+                ".numbers": "an Apple Numbers file", ".docx": "a Word document", ".doc": "a Word document",
+                ".pdf": "a PDF", ".parquet": "a Parquet file", ".zip": "a zip archive",
+                ".arrow": "an Arrow file", ".xlsb": "a binary Excel workbook"}
+_MAGIC = ((b"\xd0\xcf\x11\xe0", "an old Office file (.xls or .doc)"), (b"%PDF", "a PDF"),
+          (b"PAR1", "a Parquet file"), (b"\x89PNG", "a picture"), (b"\xff\xd8\xff", "a picture"),
+          (b"\x1f\x8b", "a compressed (gzip) file"), (b"SQLite format", "a database"))
+
+
+def _fallback(exc: UnicodeError) -> tuple[str, int]:
+    """Bytes that do not fit the chosen encoding are read as Windows-1252
+    (Latin-1 for its five undefined bytes), so decoding never fails."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    out = []
+    for b in exc.object[exc.start:exc.end]:
+        try:
+            out.append(bytes([b]).decode("cp1252"))
+        except UnicodeDecodeError:
+            out.append(chr(b))
+    return "".join(out), exc.end
+
+
+codecs.register_error("dragonfarm-fallback", _fallback)
+ERRORS = "dragonfarm-fallback"
+
+
+def sniff_encoding(head: bytes) -> str:
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    n = len(head) // 2
+    if n >= 2:
+        even, odd = head[0:2 * n:2].count(0), head[1:2 * n:2].count(0)
+        if odd * 2 >= n and even == 0:
+            return "utf-16-le"
+        if even * 2 >= n and odd == 0:
+            return "utf-16-be"
+    try:
+        head.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        # A character cut in two at the end of the sample is still UTF-8.
+        return "utf-8" if exc.start >= len(head) - 3 and exc.reason == "unexpected end of data" else "cp1252"
+
+
+def looks_binary(text: str) -> bool:
+    if "\x00" in text:
+        return True
+    bad = sum(1 for ch in text if ch < " " and ch not in "\t\n\r\f\x1a")
+    return bad > max(8, len(text) // 20)
+
+
+@dataclass
+class Source:
+    path: Path
+    format: str
+    columns: list[str] = field(default_factory=list)
+    sheets: list[str] = field(default_factory=list)
+    sheet: str | None = None
+    encoding: str | None = None
+    delimiter: str | None = None
+    lenient: bool = False          # spreadsheet cells: numbers and dates count as text
+    sample: list[dict[str, Any]] = field(default_factory=list)
+    _items: list[Any] | None = None  # a whole-file JSON array, parsed once
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def open_source(path: str | Path, sheet: str | None = None) -> Source:
+    """Check the file, find its format, encoding, sheet and columns."""
+    path = Path(path)
+    if not path.exists():
+        raise DataImportError(f"{path.name}: the file was not found.", f"Check the path: {path}")
+    if path.is_dir():
+        raise DataImportError(f"{path.name} is a folder, not a data file.", "Choose a .csv, .xlsx, .json or .jsonl file.")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError as exc:
+        raise DataImportError(f"{path.name} could not be read ({exc.strerror or exc}).",
+                              "Close it in other programs and check you may read it.") from None
+    ext = path.suffix.lower()
+    if not head.strip(b" \t\r\n\x00" + codecs.BOM_UTF8) or head in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        raise DataImportError(f"{path.name} is empty.", "Add your examples to it (a header row, then one example per row).")
+    if ext in _UNSUPPORTED:
+        raise DataImportError(f"{path.name} is {_UNSUPPORTED[ext]}, which DragonFarm cannot read.", _SAVE_AS)
+    fmt = _EXT_FORMAT.get(ext)
+    if head.startswith(b"PK\x03\x04"):
+        if fmt not in (None, "xlsx"):
+            raise DataImportError(f"{path.name} is a zip archive or Office file, not {ext} text.", _SAVE_AS)
+        fmt = "xlsx"
+    elif fmt == "xlsx":
+        raise DataImportError(f"{path.name} is not a real Excel workbook.",
+                              "Open it in Excel and use Save As > Excel Workbook (.xlsx).")
+    if fmt == "xlsx":
+        from .xlsx import open_xlsx
+        return open_xlsx(path, sheet)
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            raise DataImportError(f"{path.name} is {what}, not a table of examples.", _SAVE_AS)
+    if fmt is None and ext not in ("",):
+        raise DataImportError(f"{path.name}: DragonFarm does not read {ext} files.", _SAVE_AS)
+    encoding = sniff_encoding(head)
+    text = head.decode(encoding, ERRORS)
+    if looks_binary(text):
+        raise DataImportError(f"{path.name} is not a text file (it looks like binary data).", _SAVE_AS)
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if fmt in (None, "text"):
+        fmt = "json" if stripped[:1] in "[{" else "csv"
+    source = Source(path, fmt, encoding=encoding)
+    if fmt in ("csv", "tsv"):
+        from .delimited import open_delimited
+        return open_delimited(source, text)
+    if fmt == "json" and stripped[:1] == "{":
+        source.format = "jsonl" if _is_json_lines(path, encoding) else "json"
+    elif fmt == "json" and stripped[:1] != "[":
+        raise DataImportError(f"{path.name} does not start like JSON ('[' or '{{').",
+                              "If it is a table, save it as .csv; if it is JSON, check the start of the file.")
+    if source.format == "json":
+        source._items = _load_json_items(path, encoding)
+    source.sample = [r for _, r, _ in _take(iter_records(source), SAMPLE_RECORDS) if isinstance(r, dict)]
+    source.columns = _union_keys(source.sample)
+    return source
+
+
+def _take(it: Iterator, n: int) -> list:
+    out = []
+    for item in it:
+        out.append(item)
+        if len(out) >= n:
+            break
+    if hasattr(it, "close"):
+        it.close()
+    return out
+
+
+def _union_keys(records: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in records:
+        for k in r:
+            seen.setdefault(str(k), None)
+    return list(seen)
+
+
+def _is_json_lines(path: Path, encoding: str) -> bool:
+    """A .json file that starts with '{': one object (maybe wrapping a list) or JSON Lines?"""
+    with open(path, encoding=encoding, errors=ERRORS) as fh:
+        first = ""
+        for line in fh:
+            if line.strip():
+                first = line
+                break
+        rest = any(line.strip() for line in fh) if first else False
+    try:
+        json.loads(first)
+    except ValueError:
+        return False  # a pretty-printed object over several lines
+    return rest
+
+
+def _load_json_items(path: Path, encoding: str) -> list[Any]:
+    if path.stat().st_size > JSON_ARRAY_LIMIT:
+        raise DataImportError(f"{path.name} is too large to read as one JSON document.",
+                              "Save it as JSON Lines (.jsonl): one example per line.")
+    try:
+        with open(path, encoding=encoding, errors=ERRORS) as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataImportError(f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+                              "Fix the file there (a missing comma or quote is the usual cause), "
+                              "or save it as JSON Lines (.jsonl) so one bad line does not stop the rest.") from None
+    except (RecursionError, ValueError) as exc:
+        raise DataImportError(f"{path.name} could not be read as JSON ({exc}).", _SAVE_AS) from None
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        if len(lists) == 1:
+            return lists[0]
+        if any(isinstance(v, list) and v and isinstance(v[0], dict) and ("role" in v[0] or "from" in v[0])
+               for v in data.values()):
+            return [data]  # one chat on its own
+        raise DataImportError(f"{path.name} holds one JSON object, not a list of examples.",
+                              "Write the examples as a list: [{...}, {...}], or one per line as JSON Lines.")
+    if not isinstance(data, list):
+        raise DataImportError(f"{path.name} holds a single JSON value, not a list of examples.",
+                              "Write the examples as a list: [{...}, {...}], or one per line as JSON Lines.")
+    return data
+
+
+Record = tuple[int, "dict[str, Any] | None", "RowError | None"]
+
+
+def iter_records(source: Source) -> Iterator[Record]:
+    """(position, record, error) for every row; position is the spreadsheet
+    row, the JSON Lines line or the JSON array item (1-based)."""
+    if source.format in ("csv", "tsv"):
+        from .delimited import iter_delimited
+        yield from iter_delimited(source)
+    elif source.format == "xlsx":
+        from .xlsx import iter_xlsx
+        yield from iter_xlsx(source)
+    elif source.format == "json":
+        for i, item in enumerate(source._items or [], 1):
+            yield (i, item, None) if isinstance(item, dict) else (i, None, _not_object(item))
+    else:
+        yield from _iter_jsonl(source)
+
+
+def _not_object(item: Any) -> RowError:
+    return RowError("not_object", None, f"this is {type(item).__name__}, not an example object {{...}}; "
+                    "write it as {\"prompt\": ..., \"completion\": ...} or {\"messages\": [...]}")
+
+
+def _iter_jsonl(source: Source) -> Iterator[Record]:
+    with open(source.path, encoding=source.encoding, errors=ERRORS, newline=None) as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.strip().lstrip("\ufeff")
+            if not line:
+                yield n, {}, None
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield n, None, RowError("bad_json", None, f"not valid JSON ({exc.msg} at column {exc.colno}); "
+                                        "fix the line or delete it")
+                continue
+            except ValueError as exc:  # e.g. a number too long to read
+                yield n, None, RowError("bad_json", None, f"not valid JSON ({exc}); fix the line or delete it")
+                continue
+            except RecursionError:
+                yield n, None, RowError("bad_json", None, "nested too deeply to read; fix the line or delete it")
+                continue
+            yield (n, item, None) if isinstance(item, dict) else (n, None, _not_object(item))

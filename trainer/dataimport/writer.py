@@ -1,0 +1,149 @@
+"""create_run: a complete run folder (config.json, data/*.jsonl, data/import.json)
+from a data file, in two streaming passes (check, then write)."""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..config import TrainConfig
+from .preview import Chat, ScanResult, resolve_mapping, scan
+from .problems import ERROR, DataImportError
+from .readers import open_source
+from .shapes import Mapping
+from .split import eval_count, split_indices
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+TRAIN_FILE, EVAL_FILE, IMPORT_FILE = "data/train.jsonl", "data/eval.jsonl", "data/import.json"
+_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+def run_name_for(data_path: str | Path, name: str | None = None) -> str:
+    """A folder-safe run name: the given name, else the data file's name."""
+    raw = (name or "").strip() or Path(data_path).stem or "run"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-._")[:60].strip("-._") or "run"
+    return f"run-{slug}" if slug.lower() in _RESERVED else slug
+
+
+def free_run_dir(runs_dir: Path, base: str) -> Path:
+    """Make and return a new, empty folder: base, else base-2, base-3, ..."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for i in range(1, 10_000):
+        candidate = runs_dir / (base if i == 1 else f"{base}-{i}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise DataImportError(f"There are too many runs named {base} in {runs_dir}.", "Choose another name.")
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _refuse(result: ScanResult, name: str) -> DataImportError:
+    errors = [p for p in result.log.items if p.severity == ERROR]
+    whole = [p for p in errors if p.row is None]
+    head = whole[0].message if whole else f"{name} has no usable examples"
+    listed = [p.message for p in errors if p.row is not None][:5]
+    more = result.log.total - len(listed) - len(whole)
+    text = "\n".join(f"  - {m}" for m in listed) + (f"\n  ... and {more} more" if more > 0 and listed else "")
+    fix = "Run `dragonfarm inspect` on the file to see every problem, fix them, and try again."
+    return DataImportError(head + "." + ("\n" + text if listed else ""), fix)
+
+
+def _write_line(fh, chat: Chat) -> None:
+    fh.write(json.dumps({"messages": chat}, ensure_ascii=False) + "\n")
+
+
+def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None = None,
+               model: str = DEFAULT_MODEL, mapping: Mapping | dict | None = None, sheet: str | None = None,
+               eval_fraction: float = 0.1, eval_file: str | Path | None = None, seed: int = 42,
+               config_overrides: dict[str, Any] | None = None, tokenizer: Any = None) -> Path:
+    """Import data_path into a new run folder under runs_dir and return it.
+
+    eval_file: a separate held-out file (same mapping rules) instead of a split.
+    config_overrides: TrainConfig fields (epochs, learning_rate, max_length, ...);
+    None values are ignored. Raises DataImportError (nothing usable) or
+    ConfigError (bad settings) before any folder is made."""
+    overrides = {k: v for k, v in (config_overrides or {}).items() if v is not None}
+    created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    config = TrainConfig(model=model, seed=seed, created_at=created).with_overrides(**overrides)
+    data_path = Path(data_path)
+    source = open_source(data_path, sheet)
+    m = resolve_mapping(source, mapping)
+    checked = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0)
+    if checked.counts.usable == 0 or any(p.row is None and p.severity == ERROR for p in checked.log.items):
+        raise _refuse(checked, source.name)
+    eval_source = eval_m = None
+    if eval_file is not None:
+        eval_source = open_source(eval_file)
+        eval_m = resolve_mapping(eval_source, mapping)
+        eval_checked = scan(eval_source, eval_m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0)
+        if eval_checked.counts.usable == 0:
+            raise _refuse(eval_checked, eval_source.name)
+        held = set()
+    else:
+        held = split_indices(checked.counts.usable, eval_count(checked.counts.usable, eval_fraction), seed)
+    digest = sha256_of(data_path)
+
+    run_dir = free_run_dir(Path(runs_dir), run_name_for(data_path, name))
+    try:
+        (run_dir / "data").mkdir()
+        n_train = n_eval = 0
+        with open(run_dir / TRAIN_FILE, "w", encoding="utf-8", newline="\n") as train, \
+                open(run_dir / EVAL_FILE, "w", encoding="utf-8", newline="\n") as ev:
+            def put(index: int, pos: int, chat: Chat) -> None:
+                nonlocal n_train, n_eval
+                if index in held:
+                    _write_line(ev, chat)
+                    n_eval += 1
+                else:
+                    _write_line(train, chat)
+                    n_train += 1
+            written = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
+                           on_example=put)
+            if written.counts.usable != checked.counts.usable:
+                raise DataImportError(f"{source.name} changed while it was being imported.",
+                                      "Close it in other programs, save it, and try again.")
+            eval_info = None
+            if eval_source is not None:
+                def put_eval(index: int, pos: int, chat: Chat) -> None:
+                    nonlocal n_eval
+                    _write_line(ev, chat)
+                    n_eval += 1
+                scan(eval_source, eval_m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
+                     on_example=put_eval)
+                eval_info = {"file": eval_source.name, "sha256": sha256_of(eval_source.path),
+                             "format": eval_source.format, "mapping": eval_m.to_dict()}
+        config = config.with_overrides(name=run_dir.name, eval_file=EVAL_FILE if n_eval else "")
+        if not n_eval:
+            (run_dir / EVAL_FILE).unlink()
+        record = {
+            "source": {"file": source.name, "sha256": digest, "size_bytes": data_path.stat().st_size,
+                       "format": source.format, "sheet": source.sheet, "encoding": source.encoding,
+                       "delimiter": source.delimiter},
+            "mapping": m.to_dict(),
+            "counts": vars(written.counts),
+            "split": {"train": n_train, "eval": n_eval, "eval_fraction": None if eval_source else eval_fraction,
+                      "seed": seed, "eval_source": eval_info},
+            "warnings": [p.to_dict() for p in written.log.items],
+            "warnings_total": written.log.total,
+            "imported_at": created,
+        }
+        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        (run_dir / IMPORT_FILE).write_bytes(text.encode("utf-8", "replace"))
+        config.save(run_dir)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)  # only the folder made above
+        raise
+    return run_dir
