@@ -17,6 +17,7 @@ from .errors import UserError
 # Modules with a register(subparsers) function, in the order of `--help`.
 COMMAND_MODULES = (
     "trainer.cli_train",
+    "trainer.cli_data",
 )
 
 

@@ -1,0 +1,216 @@
+"""`dragonfarm inspect FILE` and `dragonfarm new --data FILE ...`: look at a data
+file, then make a run folder from it. Torch-free; the app's wizard calls the
+same trainer.dataimport functions."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import textwrap
+from pathlib import Path
+
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+PREVIEW_CHARS = 400
+SHOW_PROBLEMS = 20
+_ROLE_WORDS = {"system": "System", "user": "User", "assistant": "Assistant"}
+_DELIM_WORDS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar"}
+
+
+def _mapping_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("which columns to use (normally detected)")
+    g.add_argument("--sheet", help="the Excel sheet to read (default: the first)")
+    g.add_argument("--prompt-column", help="the column with the prompts (what the person asks)")
+    g.add_argument("--reply-column", help="the column with the replies the model should learn")
+    g.add_argument("--input-column", help="an extra column added under the prompt (Alpaca 'input')")
+    g.add_argument("--system-column", help="a column with a system prompt for each row")
+    g.add_argument("--system", metavar="TEXT", help="one system prompt for every example")
+    g.add_argument("--max-length", type=int, help="longest example in tokens (default 1024)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("inspect", help="look at a data file: its shape, a preview and any problems",
+                       description="Show what DragonFarm finds in a data file: the format, which columns "
+                                   "become prompts and replies, the first examples, counts and problems.")
+    p.add_argument("file", help="a .csv, .tsv, .xlsx, .json or .jsonl file")
+    _mapping_args(p)
+    p.add_argument("--rows", type=int, default=3, help="how many examples to show (default 3)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_inspect)
+
+    n = sub.add_parser("new", help="make a run folder from a data file",
+                       description="Import a data file into a new run folder, ready for `dragonfarm train`. "
+                                   "Your file is only read, never changed.")
+    n.add_argument("--data", required=True, help="your examples: .csv, .tsv, .xlsx, .json or .jsonl")
+    n.add_argument("--model", default=DEFAULT_MODEL, help=f"the model to teach (default {DEFAULT_MODEL})")
+    n.add_argument("--name", help="the run's name (default: the data file's name)")
+    n.add_argument("--runs-dir", help="where runs are kept (default: the app's runs folder)")
+    n.add_argument("--eval-fraction", type=float, default=0.1,
+                   help="share of examples held out to check progress (default 0.1)")
+    n.add_argument("--eval-file", help="a separate file of held-out examples instead")
+    n.add_argument("--seed", type=int, default=42, help="seed for the held-out split and training")
+    _mapping_args(n)
+    t = n.add_argument_group("training settings (can be changed later in config.json)")
+    t.add_argument("--epochs", type=float)
+    t.add_argument("--max-steps", type=int)
+    t.add_argument("--learning-rate", type=float)
+    t.add_argument("--batch-size", type=int)
+    t.add_argument("--lora-r", type=int)
+    t.add_argument("--lora-alpha", type=int)
+    t.add_argument("--device", choices=("auto", "cuda", "mps", "cpu"))
+    n.add_argument("--quiet", action="store_true", help="print only the new run folder")
+    n.set_defaults(func=cmd_new)
+
+
+def _mapping_from(args: argparse.Namespace):
+    from .dataimport import Mapping
+
+    m = Mapping(prompt_column=args.prompt_column, reply_column=args.reply_column,
+                input_column=args.input_column, system_column=args.system_column, system_prompt=args.system)
+    return m if any(v is not None for v in m.to_dict().values()) else None
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .dataimport import inspect_file
+
+    report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
+                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
+    else:
+        print(render_report(report, args))
+    return 0 if report.ok else 2
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from .dataimport import create_run
+    from .presets import resolve_model_id
+    from .settings import runs_dir
+
+    overrides = {"epochs": args.epochs, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
+                 "batch_size": args.batch_size, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha,
+                 "max_length": args.max_length, "device": args.device}
+    run = create_run(args.data, runs_dir=runs_dir(args.runs_dir), name=args.name,
+                     model=resolve_model_id(args.model), mapping=_mapping_from(args), sheet=args.sheet,
+                     eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=args.seed,
+                     config_overrides=overrides)
+    if args.quiet:
+        print(run)
+        return 0
+    record = json.loads((run / "data" / "import.json").read_text(encoding="utf-8"))
+    split, warned = record["split"], record["warnings_total"]
+    print(f"Made the run folder: {run}")
+    print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
+    if warned:
+        print(f"  {warned:,} rows had problems and were skipped or flagged; "
+              f"see `dragonfarm inspect {_quote(args.data)}`")
+    print(f"Next: dragonfarm train {_quote(str(run))}")
+    return 0
+
+
+# ----- the readable report -------------------------------------------------
+
+def _quote(text: str) -> str:
+    """Quoted for a shell only when needed; double quotes work on Windows and macOS."""
+    if re.fullmatch(r"[\w@%+=:,./\\-]+", text):
+        return text
+    return '"' + text.replace('"', '\\"') + '"'
+
+
+def render_chat(chat: list[dict[str, str]], width: int = 78) -> list[str]:
+    lines = []
+    for msg in chat:
+        label = f"{_ROLE_WORDS.get(msg['role'], msg['role'])}:"
+        text = msg["content"]
+        if len(text) > PREVIEW_CHARS:
+            text = text[:PREVIEW_CHARS].rstrip() + " ..."
+        body = []
+        for para in text.splitlines() or [""]:
+            body += textwrap.wrap(para, width - 15) or [""]
+        lines.append(f"    {label:<11}{body[0]}")
+        lines += [f"    {'':<11}{b}" for b in body[1:]]
+    return lines
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def render_report(r, args: argparse.Namespace | None = None) -> str:
+    out = []
+    fmt = r.format.upper() if r.format != "xlsx" else "Excel workbook"
+    extra = []
+    if r.delimiter:
+        extra.append(f"{_DELIM_WORDS.get(r.delimiter, repr(r.delimiter))}-separated")
+    if r.encoding:
+        extra.append({"utf-8-sig": "UTF-8", "cp1252": "Windows-1252"}.get(r.encoding, r.encoding.upper()))
+    out.append(f"File:        {r.file} ({fmt}{', ' + ', '.join(extra) if extra else ''})")
+    if r.sheets:
+        out.append("Sheets:      " + ", ".join(f"{s} (used)" if s == r.sheet else s for s in r.sheets))
+    out.append("Columns:     " + (", ".join(r.columns) or "(none)"))
+    out.append(f"Looks like:  {r.shape_words}")
+    m = r.mapping
+    out.append("Mapping:")
+    if m.shape in ("messages", "sharegpt"):
+        out.append(f"  chats      <- column '{m.messages_column}'")
+    else:
+        out.append(f"  prompt     <- {_col(m.prompt_column)}" + (f" + {_col(m.input_column)}" if m.input_column else ""))
+        out.append(f"  reply      <- {_col(m.reply_column)}")
+    if m.system_column:
+        out.append(f"  system     <- {_col(m.system_column)}")
+    elif m.system_prompt:
+        out.append(f"  system     <- \"{m.system_prompt[:60]}{'...' if len(m.system_prompt) > 60 else ''}\" (every example)")
+    if r.preview:
+        out.append("")
+        out.append(f"The first {_plural(len(r.preview), 'example')}, as the model will see them:")
+        for i, chat in enumerate(r.preview, 1):
+            out.append(f"  -- Example {i} --")
+            out.extend(render_chat(chat))
+    c = r.counts
+    out.append("")
+    parts = [_plural(c.rows, "row"), _plural(c.usable, "usable example")]
+    if c.empty:
+        parts.append(f"{c.empty:,} empty (skipped)")
+    if c.duplicates:
+        parts.append(_plural(c.duplicates, "duplicate") + " (used once)")
+    if c.skipped:
+        parts.append(f"{c.skipped:,} with errors (skipped)")
+    if c.too_long:
+        parts.append(f"{c.too_long:,} too long (cut off)")
+    out.append("Counts:      " + ", ".join(parts) + ("" if r.complete else " (first rows only)"))
+    s = r.lengths
+    if s.count:
+        out.append(f"Lengths:     {s.min:,} to {s.max:,} {s.unit} per example, typically {s.median:,}; "
+                   f"95% are at most {s.p95:,}")
+    if r.problems_total:
+        shown = r.problems[:SHOW_PROBLEMS]
+        out.append("")
+        out.append(f"Problems ({len(shown)} of {r.problems_total:,} shown):" if r.problems_total > len(shown)
+                   else f"Problems ({r.problems_total:,}):")
+        for p in shown:
+            out.append(f"  {p.severity:<8}{p.message}")
+        if r.problems_total > len(shown):
+            out.append(f"  ... and {r.problems_total - len(shown):,} more. Use --json to list up to {len(r.problems)}.")
+    out.append("")
+    out.append(_next_step(r, args))
+    return "\n".join(out)
+
+
+def _col(name: str | None) -> str:
+    return f"column '{name}'" if name else "(not chosen)"
+
+
+def _next_step(r, args: argparse.Namespace | None) -> str:
+    if not r.ok:
+        return ("Not ready yet: fix the errors above (or choose other columns with --prompt-column and "
+                "--reply-column), then run this again.")
+    cmd = ["dragonfarm", "new", "--data", _quote(r.path), "--model", DEFAULT_MODEL]
+    if r.sheet and r.sheets and r.sheet != r.sheets[0]:
+        cmd += ["--sheet", _quote(r.sheet)]
+    if args is not None:
+        for flag in ("prompt_column", "reply_column", "input_column", "system_column"):
+            value = getattr(args, flag, None)
+            if value:
+                cmd += ["--" + flag.replace("_", "-"), _quote(value)]
+        if getattr(args, "system", None):
+            cmd += ["--system", _quote(args.system)]
+    return "Looks good. Next, make a run folder:\n  " + " ".join(cmd)
