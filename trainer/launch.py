@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 
+ENV_MARKER = "dragonfarm-env.json"
+
+
 class NoTrainerPython(RuntimeError):
     """The frozen app has no trainer environment yet (first use)."""
 
@@ -39,6 +42,39 @@ def managed_env_python(env_dir: Path | None = None) -> Path:
     return env_dir / "bin" / "python"
 
 
+def read_env_marker(env_dir: Path | None = None) -> dict | None:
+    """The marker the first-use setup writes as its very last step, or None.
+    An environment without it is half-made and never used."""
+    import json
+
+    env_dir = env_dir or managed_env_dir()
+    try:
+        data = json.loads((env_dir / ENV_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("complete") is True else None
+
+
+def managed_env_ready(env_dir: Path | None = None) -> bool:
+    env_dir = env_dir or managed_env_dir()
+    return managed_env_python(env_dir).exists() and read_env_marker(env_dir) is not None
+
+
+def clean_child_env(env: dict[str, str]) -> dict[str, str]:
+    """Undo what the frozen app's bootloader put into the environment (its own
+    library folders), so a child Python loads its own libraries."""
+    if is_frozen():
+        for key in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"):
+            original = env.pop(key + "_ORIG", None)
+            if original is not None:
+                env[key] = original
+            else:
+                env.pop(key, None)
+        for key in ("QT_PLUGIN_PATH", "QML2_IMPORT_PATH", "PYTHONHOME"):
+            env.pop(key, None)
+    return env
+
+
 def trainer_python(settings: dict | None = None) -> str:
     env = os.environ.get("DRAGONFARM_PYTHON")
     if env:
@@ -48,7 +84,7 @@ def trainer_python(settings: dict | None = None) -> str:
     if not is_frozen():
         return sys.executable
     python = managed_env_python()
-    if not python.exists():
+    if not managed_env_ready():
         raise NoTrainerPython(
             "The training environment is not set up yet. DragonFarm will set it up the first time you train."
         )
@@ -63,7 +99,7 @@ def trainer_command(*args: str, settings: dict | None = None) -> tuple[str, list
 def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None) -> dict[str, str]:
     """Environment for the trainer process: unbuffered output, the source tree on
     sys.path when running from source, and the token only here (never in files)."""
-    env = dict(os.environ if base is None else base)
+    env = clean_child_env(dict(os.environ if base is None else base))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
     if not is_frozen():
