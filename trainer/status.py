@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -146,17 +147,39 @@ class StatusWriter:
             "started_at": now(),
         }
         self.data.update(initial)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.write()
 
     def update(self, **fields: Any) -> None:
-        self.data.update(fields)
+        with self._lock:
+            self.data.update(fields)
         self.write()
 
     def write(self) -> None:
-        t = now()
-        self.data["heartbeat_at"] = t
-        self.data["updated_at"] = t
-        write_json_atomic(self.path, self.data)
+        with self._lock:
+            t = now()
+            self.data["heartbeat_at"] = t
+            self.data["updated_at"] = t
+            write_json_atomic(self.path, self.data)
+
+    def start_heartbeat(self, every: float = HEARTBEAT_SECONDS) -> None:
+        """Refresh heartbeat_at from a thread, so long steps or downloads still look alive."""
+        def beat() -> None:
+            while not self._stop.wait(every):
+                try:
+                    self.write()
+                except OSError:
+                    pass
+
+        self._thread = threading.Thread(target=beat, name="dragonfarm-heartbeat", daemon=True)
+        self._thread.start()
+
+    def stop_heartbeat(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=2)
 
 
 def request_cancel(run_dir: str | Path) -> Path:

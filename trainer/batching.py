@@ -1,0 +1,61 @@
+"""Batches for training and evaluation: the one place that decides how
+examples become tensors (so sequence packing can replace it later).
+
+Batches are length-grouped to waste little on padding, yet shuffled, and the
+order of each epoch depends only on (seed, epoch): a resumed run finds its
+place from the step count alone.
+"""
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from .encode import IGNORE, Example
+
+
+class Batches:
+    def __init__(self, examples: list[Example], batch_size: int, pad_id: int, seed: int):
+        self.examples = examples
+        self.batch_size = batch_size
+        self.pad_id = pad_id
+        self.seed = seed
+
+    def __len__(self) -> int:
+        return math.ceil(len(self.examples) / self.batch_size)
+
+    def epoch_order(self, epoch: int) -> list[list[int]]:
+        rng = random.Random(self.seed * 1_000_003 + epoch)
+        order = list(range(len(self.examples)))
+        rng.shuffle(order)
+        window = self.batch_size * 50
+        batches: list[list[int]] = []
+        for start in range(0, len(order), window):
+            chunk = sorted(order[start:start + window], key=lambda i: len(self.examples[i].input_ids))
+            batches += [chunk[i:i + self.batch_size] for i in range(0, len(chunk), self.batch_size)]
+        rng.shuffle(batches)
+        return batches
+
+    def in_order(self) -> list[list[int]]:
+        """Every example once, for evaluation (sorted by length: less padding)."""
+        order = sorted(range(len(self.examples)), key=lambda i: len(self.examples[i].input_ids))
+        return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+    def trained_tokens(self, indices: list[int]) -> int:
+        """Tokens that carry loss (labels shift by one: the first never counts)."""
+        return sum(sum(1 for x in self.examples[i].labels[1:] if x != IGNORE) for i in indices)
+
+    def collate(self, indices: list[int], device: Any) -> dict[str, Any]:
+        import torch
+
+        rows = [self.examples[i] for i in indices]
+        width = max(len(r.input_ids) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for n, r in enumerate(rows):
+            ids[n, : len(r.input_ids)] = torch.tensor(r.input_ids)
+            labels[n, : len(r.labels)] = torch.tensor(r.labels)
+            mask[n, : len(r.input_ids)] = 1
+        return {"input_ids": ids.to(device), "labels": labels.to(device), "attention_mask": mask.to(device),
+                "tokens": int(mask.sum())}

@@ -1,0 +1,151 @@
+"""`dragonfarm check | presets | train | cancel | generate | status`."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from . import status as st
+from .api import Run, is_run_dir, verdict
+from .errors import UserError
+
+
+def _run_dir(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not is_run_dir(path):
+        raise UserError(f"{path} is not a DragonFarm run folder (it has no config.json).",
+                        "Give the folder that `dragonfarm new` printed, or make one with `dragonfarm new`.")
+    return path
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .device import check, check_text
+
+    result = check(args.device)
+    print(json.dumps(result, indent=2) if args.json else check_text(result))
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from .presets import load_presets, presets_table
+
+    print(json.dumps([asdict(p) for p in load_presets()], indent=2) if args.json else presets_table())
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .engine import train
+
+    run_dir = _run_dir(args.run_dir)
+    current = Run(run_dir).status()
+    if current.get("live"):
+        raise UserError(f"The run {run_dir.name} is already training (process {current.get('pid')}).",
+                        f"Wait for it, or stop it with: dragonfarm cancel {run_dir}")
+    state = train(run_dir, resume=args.resume)
+    final = Run(run_dir).status()
+    if state == st.FAILED:
+        print(f"dragonfarm: {final.get('error')}", flush=True)
+        return 1
+    print(f"{st.STATE_WORDS.get(state, state)}. Adapter: {run_dir / 'adapter'}")
+    return 0 if state == st.DONE else 3
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    run = Run(_run_dir(args.run_dir))
+    s = run.status()
+    if not s.get("live"):
+        print(f"{run.name} is not training ({st.STATE_WORDS.get(s['state'], s['state'])}); nothing to stop.")
+        return 0
+    run.request_cancel()
+    print(f"Asked {run.name} to stop; it saves its adapter and ends as 'cancelled'.")
+    if args.wait:
+        deadline = time.time() + args.wait
+        while time.time() < deadline and run.status().get("live"):
+            time.sleep(0.5)
+        print(f"State: {run.state}")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import generate
+
+    reply = generate(_run_dir(args.run_dir), args.prompt, base=args.base, max_new_tokens=args.max_new_tokens,
+                     temperature=args.temperature, system=args.system, stream=not args.quiet_stream)
+    if args.quiet_stream:
+        print(reply)
+    return 0
+
+
+def status_text(run: Run) -> str:
+    s = run.status()
+    lines = [f"{run.name}: {st.STATE_WORDS.get(s['state'], s['state'])}"]
+    cfg = run.config_dict()
+    lines.append(f"  model     {cfg.get('model', '?')}")
+    if s.get("total_steps"):
+        lines.append(f"  step      {s.get('step', 0)} of {s['total_steps']}")
+    if s.get("device"):
+        lines.append(f"  device    {s['device']} ({s.get('device_name', '')}), {s.get('precision', '')}")
+    records = run.train_records()
+    if records:
+        last = records[-1]
+        lines.append(f"  loss      {last['loss']:.4f} (step {last['step']}), {last.get('tokens_per_second', 0):.0f} tokens/s")
+    if s.get("state") in st.ACTIVE_STATES and s.get("message"):
+        lines.append(f"  now       {s['message']}")
+    if s.get("error"):
+        lines.append(f"  error     {s['error']}")
+    v = verdict(run.eval(), run.progress())
+    if v:
+        lines += [f"  did it learn?  {v['verdict']}: {v['text']}", f"  next      {v['next']}"]
+    if s["state"] == st.INTERRUPTED:
+        lines.append(f"  resume    dragonfarm train {run.path} --resume")
+    return "\n".join(lines)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    run = Run(_run_dir(args.run_dir))
+    if args.json:
+        records = run.train_records()
+        print(json.dumps({"status": run.status(), "last": records[-1] if records else None,
+                          "eval": run.eval(), "verdict": verdict(run.eval(), run.progress())}, indent=2))
+    else:
+        print(status_text(run))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="what will training run on, and why")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "mps", "cpu"))
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("presets", help="the table of suggested models")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("train", help="train a run folder (same as: python -m trainer train RUN_DIR)")
+    p.add_argument("run_dir")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("cancel", help="ask a running trainer to stop and save its adapter")
+    p.add_argument("run_dir")
+    p.add_argument("--wait", type=float, default=0, metavar="SECONDS", help="wait up to this long for it to stop")
+    p.set_defaults(func=cmd_cancel)
+
+    p = sub.add_parser("generate", help="a reply from the fine-tuned model")
+    p.add_argument("run_dir")
+    p.add_argument("prompt")
+    p.add_argument("--base", action="store_true", help="ask the base model instead")
+    p.add_argument("--system", help="a system prompt")
+    p.add_argument("--max-new-tokens", type=int, default=200)
+    p.add_argument("--temperature", type=float, default=0.0, help="0 for the most likely reply")
+    p.add_argument("--quiet-stream", action="store_true", help="print the reply at the end, not as it is written")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("status", help="a run's state, progress and result in words")
+    p.add_argument("run_dir")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)

@@ -1,0 +1,269 @@
+"""The training engine: `train(run_dir)` does one whole run (or resumes one)."""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from . import status as st
+from .api import ADAPTER_DIR, EVAL_FILE, SAMPLES_FILE, CHECKPOINTS_DIR
+from .batching import Batches
+from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from .config import TrainConfig, default_eval_every
+from .encode import encode_file, read_chats
+from .errors import UserError
+from .evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
+from .progress import PROGRESS_FILE, ProgressWriter, read_progress
+from .session import Cancelled, RunSession
+
+log = logging.getLogger("dragonfarm.engine")
+
+
+def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> str:
+    """Run training in this process; returns the final state."""
+    run_dir = Path(run_dir).resolve()
+    config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
+    session = RunSession(run_dir, verbose)
+    try:
+        return Trainer(run_dir, config, session).run(resume)
+    except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
+        session.fail(exc)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return st.FAILED
+    finally:
+        session.close()
+
+
+class Trainer:
+    def __init__(self, run_dir: Path, config: TrainConfig, session: RunSession):
+        self.run_dir, self.cfg, self.session = run_dir, config, session
+        self.status = session.status
+        self.progress = ProgressWriter(run_dir)
+
+    # ----- setup -------------------------------------------------------
+    def run(self, resume: bool) -> str:
+        import torch
+
+        from .device import check
+        from .models import load_model, load_tokenizer, resolve_model_path, target_modules_for
+
+        cfg = self.cfg
+        ckpt = latest_checkpoint(self.run_dir) if resume else None
+        if resume and ckpt is None:
+            raise UserError("There is no checkpoint to resume from: the run stopped before its first save.",
+                            "Start the run again from the beginning.")
+        if not resume:
+            self._clear_previous_results()
+        torch.manual_seed(cfg.seed)
+        verdict = check(cfg.device)
+        if verdict["device"] == "cpu" and cfg.device == "auto" and verdict.get("reason"):
+            log.warning("%s Fix: %s", verdict["reason"], verdict["fix"])
+        self.device = verdict["device"]
+        self.precision = verdict["precision"] if cfg.precision == "auto" else cfg.precision
+        if self.device == "mps":
+            os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
+        self.status.update(device=self.device, device_name=verdict["device_name"], precision=self.precision)
+        log.info("Device: %s (%s), precision %s", self.device, verdict["device_name"], self.precision)
+
+        self.session.message("Getting the model")
+        folder = resolve_model_path(cfg.model, on_progress=self.session.message)
+        self.tokenizer = load_tokenizer(folder)
+        self.session.message("Reading your examples")
+        train_examples, train_stats = encode_file(self.tokenizer, self.run_dir / cfg.train_file, cfg.max_length)
+        eval_path = self.run_dir / cfg.eval_file
+        eval_examples, eval_stats = (encode_file(self.tokenizer, eval_path, cfg.max_length, "held-out")
+                                     if cfg.eval_file and eval_path.is_file() else ([], None))
+        self.eval_chats = read_chats(eval_path) if eval_examples else []
+        pad = self.tokenizer.pad_token_id
+        self.train_batches = Batches(train_examples, cfg.batch_size, pad, cfg.seed)
+        self.eval_batches = Batches(eval_examples, cfg.batch_size, pad, cfg.seed)
+        self.status.update(examples={"train": len(train_examples), "eval": len(eval_examples),
+                                     "truncated": train_stats.truncated + (eval_stats.truncated if eval_stats else 0),
+                                     "skipped": train_stats.skipped + (eval_stats.skipped if eval_stats else 0)})
+
+        self.session.message("Loading the model")
+        from peft import LoraConfig, get_peft_model
+
+        base = load_model(folder, self.device)
+        base.config.use_cache = False
+        lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                          target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
+        self.model = get_peft_model(base, lora)
+        trainable, total = self.model.get_nb_trainable_parameters()
+        self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
+        self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
+        self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
+        self.save_every = cfg.save_every or self.eval_every
+        self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
+        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(lora.target_modules),
+                 f"{trainable:,}", f"{total:,}", self.total_steps)
+
+        from transformers import get_scheduler
+
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
+        warmup = int(round(cfg.warmup_ratio * self.total_steps))
+        self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
+                                       num_training_steps=self.total_steps)
+        self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
+
+        start = 0
+        if ckpt is not None:
+            state = load_checkpoint(ckpt, self.model, self.optimizer, self.scheduler)
+            start = int(state["step"])
+            self._trim_progress(start)
+            self.status.update(resumed_from=start)
+            log.info("Resuming from %s (step %d)", ckpt.name, start)
+        else:
+            self._before_training()
+        return self._loop(start)
+
+    def _clear_previous_results(self) -> None:
+        for name in (PROGRESS_FILE, EVAL_FILE, SAMPLES_FILE):
+            (self.run_dir / name).unlink(missing_ok=True)
+        for name in (CHECKPOINTS_DIR, ADAPTER_DIR):
+            shutil.rmtree(self.run_dir / name, ignore_errors=True)
+
+    def _trim_progress(self, step: int) -> None:
+        """A resumed run repeats the steps after its checkpoint: drop their old lines."""
+        keep = [r for r in read_progress(self.run_dir) if r.get("step", 0) <= step]
+        st_path = self.run_dir / PROGRESS_FILE
+        tmp = st_path.with_name(PROGRESS_FILE + ".tmp")
+        tmp.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in keep), encoding="utf-8")
+        os.replace(tmp, st_path)
+
+    def _before_training(self) -> None:
+        self.session.message("Measuring the base model on held-out examples")
+        before = eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
+        if before is not None:
+            self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
+        samples = sample_prompts(self.eval_chats, self.cfg.num_samples)
+        if samples:
+            self.session.message("Asking the base model a few held-out questions")
+            with self.model.disable_adapter():
+                for s in samples:
+                    self.session.check_cancel()
+                    s["base"] = self._reply(s["messages"])
+        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+
+    def _reply(self, messages: list[dict[str, str]]) -> str:
+        with autocast(self.device, self.precision):
+            return generate_reply(self.model, self.tokenizer, messages, self.device, self.cfg.sample_max_new_tokens)
+
+    # ----- the loop ------------------------------------------------------
+    def _loop(self, start: int) -> str:
+        import torch
+
+        cfg, model = self.cfg, self.model
+        n_batches, ga = len(self.train_batches), cfg.gradient_accumulation
+        order_cache: dict[int, list[list[int]]] = {}
+        model.train()
+        self.status.update(state=st.TRAINING, step=start, message="Training")
+        t0, tokens, step = time.time(), 0, start
+        losses: list[float] = []
+        try:
+            while step < self.total_steps:
+                micro = [(step * ga + k) for k in range(ga)]
+                batches = []
+                for m in micro:
+                    epoch = m // n_batches
+                    if epoch not in order_cache:
+                        order_cache.clear()
+                        order_cache[epoch] = self.train_batches.epoch_order(epoch)
+                    batches.append(order_cache[epoch][m % n_batches])
+                count = sum(self.train_batches.trained_tokens(b) for b in batches) or 1
+                loss_sum = 0.0
+                for indices in batches:
+                    self.session.check_cancel()
+                    batch = self.train_batches.collate(indices, self.device)
+                    with autocast(self.device, self.precision):
+                        loss = summed_loss(model, batch) / count
+                    (self.scaler.scale(loss) if self.scaler else loss).backward()
+                    loss_sum += float(loss)
+                    tokens += batch["tokens"]
+                if self.scaler:
+                    self.scaler.unscale_(self.optimizer)
+                grad_norm = float(torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0))
+                if self.scaler:
+                    self.scaler.step(self.optimizer)
+                    self.scaler.update()
+                else:
+                    self.optimizer.step()
+                lr = self.scheduler.get_last_lr()[0]
+                self.scheduler.step()
+                self.optimizer.zero_grad(set_to_none=True)
+                step += 1
+                losses.append(loss_sum)
+                elapsed = time.time() - t0
+                epoch_f = step * ga / n_batches
+                if step % cfg.log_every == 0 or step == self.total_steps:
+                    self.progress.log({"step": step, "epoch": round(epoch_f, 4), "loss": loss_sum, "learning_rate": lr,
+                                       "grad_norm": grad_norm, "tokens_per_second": tokens / elapsed if elapsed else 0.0,
+                                       "elapsed_s": round(elapsed, 3),
+                                       "eta_s": round(elapsed / (step - start) * (self.total_steps - step), 1),
+                                       "time": time.time()})
+                self.status.update(step=step, epoch=round(epoch_f, 4), loss=loss_sum)
+                if step % self.eval_every == 0 and step < self.total_steps and self.eval_batches.examples:
+                    self.status.update(message="Checking held-out examples")
+                    el = eval_loss(model, self.eval_batches, self.device, self.precision)
+                    self.progress.log({"step": step, "epoch": round(epoch_f, 4), "eval_loss": el,
+                                       "elapsed_s": round(time.time() - t0, 3), "time": time.time()})
+                    self.status.update(message="Training")
+                if step % self.save_every == 0 and step < self.total_steps:
+                    self._checkpoint(step)
+        except Cancelled:
+            self.status.update(state=st.SAVING, message="Stopping: saving what was learned so far")
+            if step > start:
+                self._checkpoint(step)
+            self._save_adapter()
+            self.status.update(state=st.CANCELLED, message="Stopped; the adapter so far is saved", step=step)
+            log.info("Cancelled at step %d; adapter saved", step)
+            return st.CANCELLED
+        return self._finish(step, losses, tokens, time.time() - t0)
+
+    def _checkpoint(self, step: int) -> None:
+        save_checkpoint(self.run_dir, step, self.model, self.optimizer, self.scheduler,
+                        {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
+
+    def _save_adapter(self) -> None:
+        target = self.run_dir / ADAPTER_DIR
+        tmp = self.run_dir / (ADAPTER_DIR + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.model.save_pretrained(str(tmp))
+        self.tokenizer.save_pretrained(str(tmp))
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.replace(target)
+
+    def _finish(self, step: int, losses: list[float], tokens: int, runtime: float) -> str:
+        self.status.update(state=st.SAVING, message="Saving the adapter")
+        self._save_adapter()
+        self.session.message("Measuring the fine-tuned model on held-out examples")
+        after = eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        ev = st.read_json(self.run_dir / EVAL_FILE, {}) or {}
+        ev["after"] = loss_record(after, len(self.eval_batches.examples))
+        st.write_json_atomic(self.run_dir / EVAL_FILE, ev)
+        if after is not None:
+            self.progress.log({"step": step, "epoch": round(step * self.cfg.gradient_accumulation / len(self.train_batches), 4),
+                               "eval_loss": after, "elapsed_s": round(runtime, 3), "time": time.time()})
+        data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
+        samples = data.get("samples") or []
+        if samples:
+            self.session.message("Asking the fine-tuned model the same questions")
+            for s in samples:
+                s["finetuned"] = self._reply(s["messages"])
+            st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+        before = (ev.get("before") or {}).get("loss")
+        tail = losses[-max(1, len(losses) // 10):] if losses else []
+        metrics = {"train_loss": sum(tail) / len(tail) if tail else None, "eval_loss_before": before,
+                   "eval_loss_after": after, "runtime_s": round(runtime, 1),
+                   "tokens_per_second": tokens / runtime if runtime else None}
+        self.status.update(state=st.DONE, message="Finished", step=step, metrics=metrics)
+        log.info("Done: %s", json.dumps(metrics))
+        return st.DONE

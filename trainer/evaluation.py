@@ -1,0 +1,96 @@
+"""Loss, held-out evaluation and sample replies."""
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+from .batching import Batches
+from .encode import IGNORE
+
+
+def autocast(device: str, precision: str) -> Any:
+    import torch
+
+    if precision == "bf16" and device in ("cpu", "cuda"):
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    if precision == "fp16" and device == "cuda":
+        return torch.autocast(device_type="cuda", dtype=torch.float16)
+    return contextlib.nullcontext()
+
+
+def summed_loss(model: Any, batch: dict[str, Any]) -> Any:
+    """Sum of next-token cross-entropy over the labelled positions (float32)."""
+    import torch.nn.functional as F
+
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False).logits
+    logits = logits[:, :-1, :].float()
+    labels = batch["labels"][:, 1:]
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
+                           ignore_index=IGNORE, reduction="sum")
+
+
+def eval_loss(model: Any, batches: Batches, device: str, precision: str) -> float | None:
+    import torch
+
+    if not batches.examples:
+        return None
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad(), autocast(device, precision):
+        for indices in batches.in_order():
+            n = batches.trained_tokens(indices)
+            if n == 0:
+                continue
+            total += float(summed_loss(model, batches.collate(indices, device)))
+            count += n
+    if was_training:
+        model.train()
+    return total / count if count else None
+
+
+def loss_record(loss: float | None, examples: int) -> dict[str, Any]:
+    return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)) if loss is not None else None, "examples": examples}
+
+
+def prompt_of(chat: list[dict[str, str]]) -> tuple[list[dict[str, str]], str] | None:
+    """The turns before the last reply, and that reply (the reference)."""
+    for i in range(len(chat) - 1, -1, -1):
+        if chat[i]["role"] == "assistant" and i > 0:
+            return chat[:i], chat[i]["content"]
+    return None
+
+
+def generate_reply(model: Any, tokenizer: Any, messages: list[dict[str, str]], device: str,
+                   max_new_tokens: int = 128, temperature: float = 0.0, streamer: Any = None) -> str:
+    import torch
+
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    enc = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(device)
+    kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": tokenizer.pad_token_id,
+                              "eos_token_id": tokenizer.eos_token_id, "streamer": streamer}
+    if temperature > 0:
+        kwargs.update(do_sample=True, temperature=temperature, top_p=0.95)
+    else:
+        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        out = model.generate(**enc, **kwargs)
+    if was_training:
+        model.train()
+    return tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+
+
+def sample_prompts(chats: list[list[dict[str, str]]], count: int) -> list[dict[str, Any]]:
+    samples = []
+    for chat in chats:
+        if len(samples) >= count:
+            break
+        found = prompt_of(chat)
+        if found:
+            messages, reference = found
+            last_user = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+            samples.append({"messages": messages, "prompt": last_user, "reference": reference})
+    return samples
