@@ -122,9 +122,13 @@ def _prepare_staging(ctx: SetupContext) -> None:
 def _copy_trainer(ctx: SetupContext) -> None:
     dest = ctx.layout.site_packages(ctx.layout.staging_dir)
     dest.mkdir(parents=True, exist_ok=True)
+    from trainer.resources import resources_dir
+
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("trainer", "resources"):
         source = ctx.sources / name
+        if name == "resources" and not source.is_dir():
+            source = resources_dir()        # the frozen app keeps one copy, beside its own code
         if not source.is_dir():
             raise SetupError(f"DragonFarm's own files are incomplete ({name} is missing). Reinstall DragonFarm.")
         shutil.copytree(source, dest / name, ignore=ignore, dirs_exist_ok=True)
