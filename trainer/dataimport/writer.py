@@ -61,8 +61,12 @@ def _refuse(result: ScanResult, name: str) -> DataImportError:
     return DataImportError(head + "." + ("\n" + text if listed else ""), fix)
 
 
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def _write_line(fh, chat: Chat) -> None:
-    fh.write(json.dumps({"messages": chat}, ensure_ascii=False) + "\n")
+    """One JSON line; the few characters str.splitlines() treats as line ends are escaped."""
+    fh.write(json.dumps({"messages": chat}, ensure_ascii=False).translate(_LINE_BREAKS) + "\n")
 
 
 def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None = None,
