@@ -3,7 +3,6 @@ counts, length statistics and every problem (capped), in one streaming pass."""
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
 from array import array
@@ -112,16 +111,17 @@ class Seen:
         return None
 
     def _grow(self) -> None:
-        old = [(k, r) for k, r in zip(self._keys, self._rows) if k]
+        old_keys, old_rows = self._keys, self._rows
         self._size *= 2
         self._keys, self._rows = array("q", bytes(8 * self._size)), array("q", bytes(8 * self._size))
         self._used = 0
-        for k, r in old:
-            self.add(k, r)
+        for k, r in zip(old_keys, old_rows):
+            if k:
+                self.add(k, r)
 
 
 def chat_key(chat: Chat) -> int:
-    text = json.dumps(chat, ensure_ascii=False, separators=(",", ":"))
+    text = "\x1e".join(m["role"] + "\x1f" + m["content"] for m in chat)
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big", signed=True)
 
 
