@@ -112,7 +112,8 @@ def write_run(run_dir: Path, model: str, train: list[dict], eval_: list[dict], *
 def make_run(tmp_path, tiny_model_dir):
     """make_run(name="r", n_train=24, n_eval=6, **config) -> run folder on the tiny model."""
     def make(name: str = "run", n_train: int = 24, n_eval: int = 6, **overrides) -> Path:
-        return write_run(tmp_path / name, str(tiny_model_dir), example_chats(n_train), example_chats(n_eval, 100), **overrides)
+        model = overrides.pop("model", str(tiny_model_dir))
+        return write_run(tmp_path / name, model, example_chats(n_train), example_chats(n_eval, 100), **overrides)
     return make
 
 
