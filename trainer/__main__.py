@@ -1,5 +1,9 @@
+import os
 import sys
 
-from .cli import main
+# Before torch loads: ops that Apple's GPU lacks fall back to the CPU.
+os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
+
+from .cli import main  # noqa: E402
 
 sys.exit(main())

@@ -26,6 +26,8 @@ log = logging.getLogger("dragonfarm.engine")
 
 def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> str:
     """Run training in this process; returns the final state."""
+    # Ops that Apple's GPU lacks run on the CPU instead of failing (read when torch loads).
+    os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
     session = RunSession(run_dir, verbose)
@@ -66,8 +68,6 @@ class Trainer:
             log.warning("%s Fix: %s", verdict["reason"], verdict["fix"])
         self.device = verdict["device"]
         self.precision = verdict["precision"] if cfg.precision == "auto" else cfg.precision
-        if self.device == "mps":
-            os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
         self.status.update(device=self.device, device_name=verdict["device_name"], precision=self.precision)
         log.info("Device: %s (%s), precision %s", self.device, verdict["device_name"], self.precision)
 

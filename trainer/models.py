@@ -82,7 +82,8 @@ def download(repo_id: str, on_progress: Callable[[str], None] | None = None) -> 
         try:  # already cached: no network needed
             folder = snapshot_download(repo_id, allow_patterns=patterns, token=token, local_files_only=True)
         except Exception:  # noqa: BLE001 - any miss means "download it"
-            folder = snapshot_download(repo_id, allow_patterns=patterns, token=token)
+            folder = snapshot_download(repo_id, allow_patterns=patterns, token=token,
+                                       tqdm_class=_progress_bar(repo_id, on_progress))
     except hf_errors.GatedRepoError as exc:
         raise UserError(
             f"{repo_id} is a gated model: its owners ask you to accept their license first.",
@@ -103,6 +104,28 @@ def download(repo_id: str, on_progress: Callable[[str], None] | None = None) -> 
         raise UserError(f"{repo_id} has no .safetensors weights, which DragonFarm needs.",
                         "Pick a preset, or a model that publishes safetensors files.")
     return folder
+
+
+def _progress_bar(repo_id: str, on_progress: Callable[[str], None] | None) -> Any:
+    """A tqdm class that reports download progress to the log and the run's status."""
+    from tqdm.auto import tqdm
+
+    class Reporter(tqdm):  # type: ignore[misc, valid-type]
+        _last = -1
+
+        def update(self, n: float | None = 1) -> bool | None:
+            shown = super().update(n)
+            if self.total and self.unit == "B":
+                percent = int(100 * self.n / self.total)
+                if percent // 5 != self._last // 5:
+                    self._last = percent
+                    text = f"Downloading {repo_id}: {percent}% of {self.total / 1e6:.0f} MB"
+                    log.info(text)
+                    if on_progress:
+                        on_progress(text)
+            return shown
+
+    return Reporter
 
 
 def _gguf_key(path: Path) -> str:
