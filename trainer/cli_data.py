@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="a .csv, .tsv, .xlsx, .json or .jsonl file")
     _mapping_args(p)
     p.add_argument("--rows", type=int, default=3, help="how many examples to show (default 3)")
+    p.add_argument("--first", type=int, metavar="N", help="look only at the first N rows (quick, for big files)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_inspect)
 
@@ -73,7 +74,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from .dataimport import inspect_file
 
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
-                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows))
+                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -176,7 +177,7 @@ def render_report(r, args: argparse.Namespace | None = None) -> str:
         parts.append(f"{c.skipped:,} with errors (skipped)")
     if c.too_long:
         parts.append(f"{c.too_long:,} too long (cut off)")
-    out.append("Counts:      " + ", ".join(parts) + ("" if r.complete else " (first rows only)"))
+    out.append("Counts:      " + ", ".join(parts) + ("" if r.complete else f" (only the first {c.rows:,} rows were read)"))
     s = r.lengths
     if s.count:
         out.append(f"Lengths:     {s.min:,} to {s.max:,} {s.unit} per example, typically {s.median:,}; "

@@ -89,11 +89,12 @@ class Report:
 
 
 class Seen:
-    """Which examples were seen, in about 16 bytes each (8-byte hash + row)."""
+    """Which examples were seen: an open-addressing table of 8-byte hashes and
+    4-byte rows, at most half full (about 24-48 bytes per example)."""
 
     def __init__(self) -> None:
         self._size, self._used = 1024, 0
-        self._keys, self._rows = array("q", bytes(8 * 1024)), array("q", bytes(8 * 1024))
+        self._keys, self._rows = array("q", bytes(8 * 1024)), array("i", bytes(4 * 1024))
 
     def add(self, key: int, row: int) -> int | None:
         """Remember key at row; if it was already there, the first row."""
@@ -113,7 +114,7 @@ class Seen:
     def _grow(self) -> None:
         old_keys, old_rows = self._keys, self._rows
         self._size *= 2
-        self._keys, self._rows = array("q", bytes(8 * self._size)), array("q", bytes(8 * self._size))
+        self._keys, self._rows = array("q", bytes(8 * self._size)), array("i", bytes(4 * self._size))
         self._used = 0
         for k, r in zip(old_keys, old_rows):
             if k:
