@@ -12,7 +12,12 @@ from .errors import UserError
 
 
 def _run_dir(value: str) -> Path:
+    """A run folder's path, or the name of a run in the runs folder."""
+    from .settings import runs_dir
+
     path = Path(value).expanduser()
+    if not is_run_dir(path) and len(path.parts) == 1 and is_run_dir(runs_dir() / value):
+        path = runs_dir() / value
     if not is_run_dir(path):
         raise UserError(f"{path} is not a DragonFarm run folder (it has no config.json).",
                         "Give the folder that `dragonfarm new` printed, or make one with `dragonfarm new`.")
@@ -115,7 +120,37 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_list(args: argparse.Namespace) -> int:
+    from .api import list_runs
+    from .settings import runs_dir
+
+    folder = runs_dir(args.runs_dir)
+    runs = list_runs(folder)
+    if args.json:
+        print(json.dumps([r.summary() for r in runs], indent=2))
+        return 0
+    if not runs:
+        print(f"No runs in {folder} yet. Make one with: dragonfarm new --data YOUR_FILE")
+        return 0
+    rows = [("Run", "State", "Step", "Model", "Held-out loss")]
+    for r in runs:
+        s = r.summary()
+        loss = f"{s['eval_loss']:.3f}" if isinstance(s["eval_loss"], (int, float)) else ""
+        rows.append((s["name"], s["state"], f"{s['step']}/{s['total_steps']}" if s["total_steps"] else "",
+                     str(s["model"]), loss))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    print(f"Runs in {folder}:")
+    for row in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="the runs in the runs folder")
+    p.add_argument("--runs-dir", help="where runs are kept (default: the app's runs folder)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
     p = sub.add_parser("check", help="what will training run on, and why")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "mps", "cpu"))

@@ -67,3 +67,24 @@ def test_missing_local_model_is_explained(make_run, capsys):
     assert main(["train", str(run_dir)]) == 1
     out = capsys.readouterr().out
     assert "The model folder /nowhere/model-folder does not exist." in out
+
+
+def test_runs_dir_order_and_run_names(tmp_path, monkeypatch, capsys):
+    from trainer.config import TrainConfig
+    from trainer.settings import data_dir, runs_dir, save_settings
+
+    assert runs_dir() == data_dir() / "runs"
+    save_settings({"runs_dir": str(tmp_path / "from-setting")})
+    assert runs_dir() == tmp_path / "from-setting"
+    monkeypatch.setenv("DRAGONFARM_RUNS_DIR", str(tmp_path / "from-env"))
+    assert runs_dir() == tmp_path / "from-env"
+    assert runs_dir(str(tmp_path / "from-flag")) == tmp_path / "from-flag"
+
+    TrainConfig(model="some/model", name="first").save(tmp_path / "from-env" / "first")
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "first" in out and "some/model" in out and "queued" in out
+    assert main(["status", "first"]) == 0  # a run's name works in place of its path
+    assert "first: Waiting to start" in capsys.readouterr().out
+    assert main(["list", "--runs-dir", str(tmp_path / "empty")]) == 0
+    assert "No runs in" in capsys.readouterr().out
