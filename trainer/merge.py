@@ -1,0 +1,123 @@
+"""`dragonfarm merge RUN_DIR`: the adapter folded into the base model, as a
+standalone model in `merged/` (safetensors, tokenizer, chat template).
+
+The merge runs in float32 on the CPU (merge_and_unload), and checks itself:
+the merged model, loaded back from disk, must give the same greedy replies as
+the adapter model on a few held-out prompts. The adapter model's replies are
+kept in merged/dragonfarm_merge.json, so each export compares against them
+without loading the adapter again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .api import MERGED_DIR, Run
+from .errors import UserError
+from .export.check import CheckResult, compare, greedy_ids, held_out_prompts
+
+log = logging.getLogger("dragonfarm.merge")
+MERGE_INFO = "dragonfarm_merge.json"
+Progress = Callable[[str], None]
+
+
+def _quiet(_text: str) -> None:
+    pass
+
+
+def adapter_fingerprint(run: Run) -> str:
+    digest = hashlib.sha256()
+    for name in ("adapter_config.json", "adapter_model.safetensors", "adapter_model.bin"):
+        path = run.adapter_dir / name
+        if path.is_file():
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+    return digest.hexdigest()
+
+
+def merge_info(run_dir: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads((Path(run_dir) / MERGED_DIR / MERGE_INFO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def merged_is_current(run_dir: str | Path) -> bool:
+    """merged/ exists, is complete, and was made from the adapter there now."""
+    run = Run(run_dir)
+    info = merge_info(run_dir)
+    return bool(info) and run.has_adapter() and info.get("adapter_sha256") == adapter_fingerprint(run) \
+        and (run.path / MERGED_DIR / "config.json").is_file()
+
+
+@dataclass
+class MergeResult:
+    path: Path
+    check: CheckResult | None
+    reused: bool = False
+
+
+def merge(run_dir: str | Path, on_progress: Progress = _quiet, force: bool = False,
+          check: bool = True) -> MergeResult:
+    import torch
+
+    from .generate import load_for_run
+    from .models import load_model
+
+    run = Run(run_dir)
+    if not run.has_adapter():
+        raise UserError(f"The run {run.name} has no trained adapter to merge yet.",
+                        "Train it first, or wait until it has finished.")
+    target = run.path / MERGED_DIR
+    if not force and merged_is_current(run.path):
+        on_progress(f"merged/ is already up to date: {target}")
+        return MergeResult(target, None, reused=True)
+    torch.set_grad_enabled(False)
+    on_progress("Loading the base model and your adapter (float32, on the CPU)…")
+    model, tokenizer, _ = load_for_run(run.path, device="cpu")
+    prompts = held_out_prompts(run.path) if check else []
+    reference = greedy_ids(model, tokenizer, prompts) if check else []
+    on_progress("Folding the adapter into the model…")
+    merged = model.merge_and_unload()
+    tmp = run.path / f"{MERGED_DIR}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    on_progress("Saving the merged model…")
+    merged.save_pretrained(str(tmp))
+    tokenizer.save_pretrained(str(tmp))
+    del model, merged
+    result = None
+    if check:
+        on_progress("Checking the merged model against your fine-tuned model…")
+        reloaded = load_model(tmp, "cpu", torch.float32)
+        result = compare("merged model", "merged", prompts, reference, greedy_ids(reloaded, tokenizer, prompts),
+                         tokenizer)
+        del reloaded
+    info = {"adapter_sha256": adapter_fingerprint(run), "base_model": run.config_dict().get("model"),
+            "dtype": "float32", "merged_at": time.time(),
+            "reference": {"prompts": prompts, "replies": reference},
+            "check": result.as_dict() if result else None}
+    (tmp / MERGE_INFO).write_text(json.dumps(info, indent=2), encoding="utf-8")
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.replace(target)
+    if result is not None:
+        on_progress(result.words())
+    on_progress(f"Merged model: {target}")
+    return MergeResult(target, result)
+
+
+def ensure_merged(run_dir: str | Path, on_progress: Progress = _quiet) -> dict[str, Any]:
+    """Merge when merged/ is missing or stale (or has no reference replies); its merge info."""
+    info = merge_info(run_dir)
+    if not merged_is_current(run_dir) or not (info.get("reference") or {}).get("replies"):
+        merge(run_dir, on_progress, force=True)
+        info = merge_info(run_dir)
+    return info
