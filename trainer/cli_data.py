@@ -7,7 +7,6 @@ import argparse
 import json
 import re
 import textwrap
-from pathlib import Path
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PREVIEW_CHARS = 400

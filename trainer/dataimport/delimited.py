@@ -90,7 +90,7 @@ def open_delimited(source: Source, head_text: str) -> Source:
 def iter_delimited(source: Source) -> Iterator[Record]:
     with open(source.path, encoding=source.encoding, errors=ERRORS, newline="") as fh:
         reader = csv.reader(fh, delimiter=source.delimiter or ",")
-        header_row, columns, bad_run, n = None, None, 0, 0
+        columns, bad_run, n = None, 0, 0
         while True:
             try:
                 cells = next(reader)
@@ -109,7 +109,7 @@ def iter_delimited(source: Source) -> Iterator[Record]:
             n += 1
             if columns is None:
                 if any(c.strip() for c in cells):
-                    columns, header_row = header_names(cells), n
+                    columns = header_names(cells)
                     source.columns = columns
                 continue
             record = {col: (cells[i] if i < len(cells) else None) for i, col in enumerate(columns)}

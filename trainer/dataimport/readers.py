@@ -7,18 +7,15 @@ fit in memory. Whole-file problems raise DataImportError.
 from __future__ import annotations
 
 import codecs
-import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from .jsonfiles import is_json_lines, iter_json_array, iter_json_lines, load_wrapped_items, not_object
 from .problems import DataImportError
-from .shapes import RowError
 
 HEAD_BYTES = 64 * 1024
 SAMPLE_RECORDS = 100
-JSON_ARRAY_LIMIT = 512 * 1024 * 1024  # whole-file JSON is parsed at once; JSON Lines stream
 FIELD_LIMIT = 16 * 1024 * 1024
 
 _EXT_FORMAT = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "text", ".xlsx": "xlsx",
@@ -89,7 +86,7 @@ class Source:
     delimiter: str | None = None
     lenient: bool = False          # spreadsheet cells: numbers and dates count as text
     sample: list[dict[str, Any]] = field(default_factory=list)
-    _items: list[Any] | None = None  # a whole-file JSON array, parsed once
+    _items: list[Any] | None = None  # the examples inside a single wrapping JSON object
 
     @property
     def name(self) -> str:
@@ -142,12 +139,12 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
         from .delimited import open_delimited
         return open_delimited(source, text)
     if fmt == "json" and stripped[:1] == "{":
-        source.format = "jsonl" if _is_json_lines(path, encoding) else "json"
+        source.format = "jsonl" if is_json_lines(path, encoding, ERRORS) else "json"
+        if source.format == "json":
+            source._items = load_wrapped_items(path, encoding, ERRORS)
     elif fmt == "json" and stripped[:1] != "[":
         raise DataImportError(f"{path.name} does not start like JSON ('[' or '{{').",
                               "If it is a table, save it as .csv; if it is JSON, check the start of the file.")
-    if source.format == "json":
-        source._items = _load_json_items(path, encoding)
     source.sample = [r for _, r, _ in _take(iter_records(source), SAMPLE_RECORDS) if isinstance(r, dict)]
     source.columns = _union_keys(source.sample)
     return source
@@ -172,51 +169,7 @@ def _union_keys(records: list[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def _is_json_lines(path: Path, encoding: str) -> bool:
-    """A .json file that starts with '{': one object (maybe wrapping a list) or JSON Lines?"""
-    with open(path, encoding=encoding, errors=ERRORS) as fh:
-        first = ""
-        for line in fh:
-            if line.strip():
-                first = line
-                break
-        rest = any(line.strip() for line in fh) if first else False
-    try:
-        json.loads(first)
-    except ValueError:
-        return False  # a pretty-printed object over several lines
-    return rest
-
-
-def _load_json_items(path: Path, encoding: str) -> list[Any]:
-    if path.stat().st_size > JSON_ARRAY_LIMIT:
-        raise DataImportError(f"{path.name} is too large to read as one JSON document.",
-                              "Save it as JSON Lines (.jsonl): one example per line.")
-    try:
-        with open(path, encoding=encoding, errors=ERRORS) as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise DataImportError(f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-                              "Fix the file there (a missing comma or quote is the usual cause), "
-                              "or save it as JSON Lines (.jsonl) so one bad line does not stop the rest.") from None
-    except (RecursionError, ValueError) as exc:
-        raise DataImportError(f"{path.name} could not be read as JSON ({exc}).", _SAVE_AS) from None
-    if isinstance(data, dict):
-        lists = [v for v in data.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
-        if len(lists) == 1:
-            return lists[0]
-        if any(isinstance(v, list) and v and isinstance(v[0], dict) and ("role" in v[0] or "from" in v[0])
-               for v in data.values()):
-            return [data]  # one chat on its own
-        raise DataImportError(f"{path.name} holds one JSON object, not a list of examples.",
-                              "Write the examples as a list: [{...}, {...}], or one per line as JSON Lines.")
-    if not isinstance(data, list):
-        raise DataImportError(f"{path.name} holds a single JSON value, not a list of examples.",
-                              "Write the examples as a list: [{...}, {...}], or one per line as JSON Lines.")
-    return data
-
-
-Record = tuple[int, "dict[str, Any] | None", "RowError | None"]
+Record = tuple  # (position, record dict or None, shapes.RowError or None)
 
 
 def iter_records(source: Source) -> Iterator[Record]:
@@ -229,34 +182,11 @@ def iter_records(source: Source) -> Iterator[Record]:
         from .xlsx import iter_xlsx
         yield from iter_xlsx(source)
     elif source.format == "json":
-        for i, item in enumerate(source._items or [], 1):
-            yield (i, item, None) if isinstance(item, dict) else (i, None, _not_object(item))
+        items = enumerate(source._items, 1) if source._items is not None else \
+            iter_json_array(source.path, source.encoding, ERRORS)
+        for i, item in items:
+            yield (i, item, None) if isinstance(item, dict) else (i, None, not_object(item))
     else:
-        yield from _iter_jsonl(source)
+        yield from iter_json_lines(source.path, source.encoding, ERRORS)
 
 
-def _not_object(item: Any) -> RowError:
-    return RowError("not_object", None, f"this is {type(item).__name__}, not an example object {{...}}; "
-                    "write it as {\"prompt\": ..., \"completion\": ...} or {\"messages\": [...]}")
-
-
-def _iter_jsonl(source: Source) -> Iterator[Record]:
-    with open(source.path, encoding=source.encoding, errors=ERRORS, newline=None) as fh:
-        for n, line in enumerate(fh, 1):
-            line = line.strip().lstrip("\ufeff")
-            if not line:
-                yield n, {}, None
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield n, None, RowError("bad_json", None, f"not valid JSON ({exc.msg} at column {exc.colno}); "
-                                        "fix the line or delete it")
-                continue
-            except ValueError as exc:  # e.g. a number too long to read
-                yield n, None, RowError("bad_json", None, f"not valid JSON ({exc}); fix the line or delete it")
-                continue
-            except RecursionError:
-                yield n, None, RowError("bad_json", None, "nested too deeply to read; fix the line or delete it")
-                continue
-            yield (n, item, None) if isinstance(item, dict) else (n, None, _not_object(item))
