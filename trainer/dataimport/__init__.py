@@ -14,12 +14,20 @@ make exactly the same run folder.
     report.problems         # Problem(severity, message, row, column, file, kind), capped
     report.ok               # at least one usable example
 
-    # The user overrides the proposal; fields left None keep the detected value.
+    # The user overrides the proposal. A Mapping whose shape is None lays its
+    # non-None fields over the detected mapping ("" clears a field):
     report = inspect_file("examples.csv", mapping=Mapping(prompt_column="Q", reply_column="A",
                                                            system_prompt="You are ..."))
+    # A Mapping with its shape set (report.mapping, edited) is used exactly as it is:
+    edited = dataclasses.replace(report.mapping, system_column=None)
     run_dir = create_run("examples.csv", runs_dir=settings.runs_dir(), name="my-run",
                          model="HuggingFaceTB/SmolLM2-135M-Instruct",
-                         mapping=report.mapping, config_overrides={"epochs": 3})
+                         mapping=edited, config_overrides={"epochs": 3})
+
+Big files: inspect_file(path, limit=1000) gives a quick first look (report.complete
+is False); inspect_file(..., progress=fn) calls fn(rows_read) every 10,000 rows
+and create_run(..., progress=fn) calls fn("checking"|"writing", rows_read); an
+exception raised in fn cancels (create_run then removes its half-made folder).
 
 inspect_file raises DataImportError only when the file cannot be read at all
 (missing, empty, binary, unsupported, a broken .xlsx, a sheet that is not

@@ -6,16 +6,18 @@ import hashlib
 import math
 import random
 from array import array
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .problems import ERROR, WARNING, Problem, ProblemLog, where_label
+from .problems import ERROR, WARNING, DataImportError, Problem, ProblemLog, where_label
 from .readers import Source, iter_records, open_source
-from .shapes import CHAT_SHAPES, SHAPE_WORDS, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
+from .shapes import CHAT_SHAPES, SHAPE_WORDS, SHAPES, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
 
 Chat = list[dict[str, str]]
 RESERVOIR = 10_000
+PROGRESS_EVERY = 10_000
 TABLE_FORMATS = ("csv", "tsv", "xlsx")
 
 
@@ -153,9 +155,12 @@ class ScanResult:
 
 def scan(source: Source, mapping: Mapping, *, max_length: int = 1024, tokenizer: Any = None,
          preview_rows: int = 5, limit: int | None = None,
-         on_example: Callable[[int, int, Chat], None] | None = None) -> ScanResult:
+         on_example: Callable[[int, int, Chat], None] | None = None,
+         progress: Callable[[int], None] | None = None) -> ScanResult:
     """One pass over the file: every row is checked; usable examples go to
-    on_example(index, position, chat) in order (index counts usable examples)."""
+    on_example(index, position, chat) in order (index counts usable examples).
+    progress(rows read) is called every 10,000 rows and at the end; an
+    exception raised there stops the scan (a way to cancel)."""
     tok_len = length_function(tokenizer)
     counts, log, preview = Counts(), ProblemLog(), []
     label = where_label(source.format)
@@ -169,49 +174,54 @@ def scan(source: Source, mapping: Mapping, *, max_length: int = 1024, tokenizer:
         log.add(Problem(severity, f"{source.name} {label} {pos}: {err.text}", pos, err.column, source.name, err.kind))
 
     complete = True
-    for pos, record, err in iter_records(source):
-        if limit is not None and counts.rows >= limit:
-            complete = False
-            break
-        counts.rows += 1
-        if err is not None:
-            counts.skipped += 1
-            problem(ERROR, pos, err)
-            continue
-        if is_empty_record(record):
-            counts.empty += 1
-            continue
-        if mapping_problem:
-            continue
-        try:
-            chat = record_to_chat(record, mapping, source.lenient)
-        except RowError as exc:
-            counts.skipped += 1
-            problem(ERROR, pos, exc)
-            continue
-        first = seen.add(chat_key(chat), pos)
-        if first is not None:
-            counts.duplicates += 1
-            problem(WARNING, pos, RowError("duplicate", None, f"the same example as {label} {first}; "
-                                           "it is used once (delete one copy, or change it)"))
-            continue
-        chars = sum(len(m["content"]) for m in chat)
-        tokens = sum(tok_len(m["content"]) + 4 for m in chat) if tok_len else estimate_tokens(chat)
-        stats.add(tokens if tok_len else chars, pos)
-        if tokens > max_length:
-            counts.too_long += 1
-            about = "" if tok_len else "about "
-            problem(WARNING, pos, RowError("too_long", None, f"{about}{tokens:,} tokens long, more than the max "
-                                           f"length of {max_length:,}; the end will be cut off in training "
-                                           "(shorten it, or raise the max length)"))
-        if on_example:
-            on_example(counts.usable, pos, chat)
-        counts.usable += 1
-        if len(preview) < preview_rows:
-            preview.append(chat)
+    with closing(iter_records(source)) as records:
+        for pos, record, err in records:
+            if limit is not None and counts.rows >= limit:
+                complete = False
+                break
+            counts.rows += 1
+            if progress is not None and counts.rows % PROGRESS_EVERY == 0:
+                progress(counts.rows)
+            if err is not None:
+                counts.skipped += 1
+                problem(ERROR, pos, err)
+                continue
+            if is_empty_record(record):
+                counts.empty += 1
+                continue
+            if mapping_problem:
+                continue
+            try:
+                chat = record_to_chat(record, mapping, source.lenient)
+            except RowError as exc:
+                counts.skipped += 1
+                problem(ERROR, pos, exc)
+                continue
+            first = seen.add(chat_key(chat), pos)
+            if first is not None:
+                counts.duplicates += 1
+                problem(WARNING, pos, RowError("duplicate", None, f"the same example as {label} {first}; "
+                                               "it is used once (delete one copy, or change it)"))
+                continue
+            tokens = sum(tok_len(m["content"]) + 4 for m in chat) if tok_len else estimate_tokens(chat)
+            stats.add(tokens if tok_len else sum(len(m["content"]) for m in chat), pos)
+            if tokens > max_length:
+                counts.too_long += 1
+                about = "" if tok_len else "about "
+                problem(WARNING, pos, RowError("too_long", None, f"{about}{tokens:,} tokens long, more than the "
+                                               f"max length of {max_length:,}; the end will be cut off in training "
+                                               "(shorten it, or raise the max length)"))
+            if on_example:
+                on_example(counts.usable, pos, chat)
+            counts.usable += 1
+            if len(preview) < preview_rows:
+                preview.append(chat)
+    if progress is not None:
+        progress(counts.rows)
     if counts.rows == counts.empty and not mapping_problem:
-        log.add(Problem(ERROR, f"{source.name} has no examples{' under the header row' if source.format in TABLE_FORMATS else ''}; "
-                        "add one example per row", None, None, source.name, "no_rows"))
+        under = " under the header row" if source.format in TABLE_FORMATS else ""
+        log.add(Problem(ERROR, f"{source.name} has no examples{under}; add one example per row",
+                        None, None, source.name, "no_rows"))
     elif counts.usable == 0 and not mapping_problem:
         log.add(Problem(ERROR, f"{source.name} has no usable examples: every row has a problem (see the list); "
                         "fix the rows, or choose other columns", None, None, source.name, "no_usable"))
@@ -268,26 +278,34 @@ class _Stats:
 
 
 def resolve_mapping(source: Source, mapping: Mapping | dict | None) -> Mapping:
-    detected = detect_mapping(source.columns, source.sample)
-    if mapping is None:
-        return detected
+    """A mapping with its shape set (such as an edited report.mapping) is used
+    as it is; otherwise its non-None fields are laid over the detected one."""
     if isinstance(mapping, dict):
         mapping = Mapping.from_dict(mapping)
-    return mapping.merged_over(detected)
+    if mapping is not None and mapping.shape:
+        if mapping.shape not in SHAPES:
+            raise DataImportError(f"'{mapping.shape}' is not a shape DragonFarm knows.",
+                                  "Use one of: " + ", ".join(SHAPES) + ".")
+        return Mapping.from_dict({k: (v if v != "" else None) for k, v in mapping.to_dict().items()})
+    detected = detect_mapping(source.columns, source.sample)
+    return detected if mapping is None else mapping.merged_over(detected)
 
 
 def inspect_file(path: str | Path, *, sheet: str | None = None, mapping: Mapping | dict | None = None,
                  max_length: int = 1024, tokenizer: Any = None, preview_rows: int = 5,
-                 limit: int | None = None) -> Report:
+                 limit: int | None = None, progress: Callable[[int], None] | None = None) -> Report:
     """Read a data file and report what an import would make of it.
 
-    mapping: the user's choices (Mapping or dict); None fields are detected.
+    mapping: the user's choices (Mapping or dict). With shape None, its None
+    fields are detected; with shape set (an edited report.mapping) it is used as is.
     tokenizer: encode(text)->list or a callable, for lengths in tokens.
     limit: stop after this many rows (a quick first look; report.complete is False).
+    progress: called with the rows read so far, every 10,000 rows; raise in it to cancel.
     Raises DataImportError when the file cannot be read at all."""
     source = open_source(path, sheet)
     m = resolve_mapping(source, mapping)
-    result = scan(source, m, max_length=max_length, tokenizer=tokenizer, preview_rows=preview_rows, limit=limit)
+    result = scan(source, m, max_length=max_length, tokenizer=tokenizer, preview_rows=preview_rows, limit=limit,
+                  progress=progress)
     return Report(path=str(path), format=source.format, columns=list(source.columns), shape=m.shape or "columns",
                   mapping=m, sheets=list(source.sheets), sheet=source.sheet, encoding=source.encoding,
                   delimiter=source.delimiter, preview=result.preview, counts=result.counts,

@@ -8,7 +8,7 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..config import TrainConfig
 from .preview import Chat, ScanResult, resolve_mapping, scan
@@ -72,20 +72,27 @@ def _write_line(fh, chat: Chat) -> None:
 def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None = None,
                model: str = DEFAULT_MODEL, mapping: Mapping | dict | None = None, sheet: str | None = None,
                eval_fraction: float = 0.1, eval_file: str | Path | None = None, seed: int = 42,
-               config_overrides: dict[str, Any] | None = None, tokenizer: Any = None) -> Path:
+               config_overrides: dict[str, Any] | None = None, tokenizer: Any = None,
+               progress: Callable[[str, int], None] | None = None) -> Path:
     """Import data_path into a new run folder under runs_dir and return it.
 
     eval_file: a separate held-out file (same mapping rules) instead of a split.
     config_overrides: TrainConfig fields (epochs, learning_rate, max_length, ...);
-    None values are ignored. Raises DataImportError (nothing usable) or
-    ConfigError (bad settings) before any folder is made."""
+    None values are ignored. progress(phase, rows) reports "checking" then
+    "writing" every 10,000 rows; raise in it to cancel (the folder is removed).
+    Raises DataImportError (nothing usable) or ConfigError (bad settings)
+    before any folder is made."""
+    def phase(name: str):
+        return (lambda rows: progress(name, rows)) if progress else None
+
     overrides = {k: v for k, v in (config_overrides or {}).items() if v is not None}
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     config = TrainConfig(model=model, seed=seed, created_at=created).with_overrides(**overrides)
     data_path = Path(data_path)
     source = open_source(data_path, sheet)
     m = resolve_mapping(source, mapping)
-    checked = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0)
+    checked = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
+                   progress=phase("checking"))
     if checked.counts.usable == 0 or any(p.row is None and p.severity == ERROR for p in checked.log.items):
         raise _refuse(checked, source.name)
     eval_source = eval_m = None
@@ -115,7 +122,7 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
                     _write_line(train, chat)
                     n_train += 1
             written = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
-                           on_example=put)
+                           on_example=put, progress=phase("writing"))
             if written.counts.usable != checked.counts.usable:
                 raise DataImportError(f"{source.name} changed while it was being imported.",
                                       "Close it in other programs, save it, and try again.")
@@ -125,10 +132,12 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
                     nonlocal n_eval
                     _write_line(ev, chat)
                     n_eval += 1
-                scan(eval_source, eval_m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
-                     on_example=put_eval)
+                ev_written = scan(eval_source, eval_m, max_length=config.max_length, tokenizer=tokenizer,
+                                  preview_rows=0, on_example=put_eval)
                 eval_info = {"file": eval_source.name, "sha256": sha256_of(eval_source.path),
-                             "format": eval_source.format, "mapping": eval_m.to_dict()}
+                             "format": eval_source.format, "mapping": eval_m.to_dict(),
+                             "counts": vars(ev_written.counts),
+                             "warnings": [p.to_dict() for p in ev_written.log.items]}
         config = config.with_overrides(name=run_dir.name, eval_file=EVAL_FILE if n_eval else "")
         if not n_eval:
             (run_dir / EVAL_FILE).unlink()
