@@ -18,6 +18,7 @@ from .errors import UserError
 COMMAND_MODULES = (
     "trainer.cli_train",
     "trainer.cli_data",
+    "trainer.cli_result",
 )
 
 

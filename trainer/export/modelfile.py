@@ -70,9 +70,11 @@ def default_system_from(family: str, rendered: str, bos: str | None = None) -> s
     """The system prompt a template adds by itself, read from its rendering of
     one user turn without a system message (SmolLM2 and Qwen add one)."""
     pattern = _SYSTEM_PATTERNS.get(family)
-    if bos and rendered.startswith(bos):
-        rendered = rendered[len(bos):]
-    match = re.match(pattern, rendered, re.S) if pattern else None
+    if not pattern:
+        return None
+    match = re.match(pattern, rendered, re.S)
+    if match is None and bos and rendered.startswith(bos):  # a leading BOS token (Llama 3)
+        match = re.match(pattern, rendered[len(bos):], re.S)
     return match.group(1) if match else None
 
 

@@ -1,0 +1,152 @@
+"""`dragonfarm chat | serve | merge | export | pack | unpack`: using a trained run."""
+from __future__ import annotations
+
+import argparse
+import threading
+from pathlib import Path
+
+from .cli_train import _run_dir
+from .errors import UserError
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .chatserver import main
+
+    return main(_run_dir(args.run_dir), compare=args.compare)
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from .chatserver import ChatEngine
+
+    run_dir = _run_dir(args.run_dir)
+    print("Loading the model…", flush=True)
+    engine = ChatEngine.load(run_dir)
+    sides = ["base", "finetuned"] if args.compare and engine.has_adapter else \
+        (["finetuned"] if engine.has_adapter else ["base"])
+    histories: dict[str, list[dict[str, str]]] = {side: [] for side in sides}
+    if args.system:
+        for history in histories.values():
+            history.append({"role": "system", "content": args.system})
+    temperature, length = args.temperature, args.max_new_tokens
+    print("Type a message and press Enter. /reset forgets the conversation, /temp 0.7 sets the temperature, "
+          "/quit ends. Ctrl+C stops a reply.", flush=True)
+    while True:
+        try:
+            text = input("\nyou> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            return 0
+        if text == "/reset":
+            for history in histories.values():
+                del history[1 if args.system else 0:]
+            print("(conversation forgotten)")
+            continue
+        if text.startswith("/temp"):
+            try:
+                temperature = max(0.0, float(text.split()[1]))
+                print(f"(temperature {temperature})")
+            except (IndexError, ValueError):
+                print("(use: /temp 0.7)")
+            continue
+        for side in sides:
+            histories[side].append({"role": "user", "content": text})
+            label = {"base": "base model", "finetuned": "fine-tuned"}[side] if len(sides) > 1 else "model"
+            print(f"\n{label}> ", end="", flush=True)
+            stop = threading.Event()
+            try:
+                reply, _ = engine.stream(histories[side], side, temperature, length, stop.is_set,
+                                         lambda piece: print(piece, end="", flush=True))
+            except KeyboardInterrupt:
+                stop.set()
+                reply = ""
+                print(" (stopped)", end="")
+            print(flush=True)
+            histories[side].append({"role": "assistant", "content": reply})
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import merge
+
+    result = merge(_run_dir(args.run_dir), _say, force=True, check=not args.no_check)
+    return 0 if result.check is None or result.check.ok else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    run_dir = _run_dir(args.run_dir)
+    if args.format == "ollama":
+        from .export.ollama import export_ollama
+
+        result = export_ollama(run_dir, args.quant, _say, check=not args.no_check)
+        merge_ok = (result.merge_check or {}).get("ok", True)
+        return 0 if result.template_ok and merge_ok else 1
+    from .export.gguf import export_gguf
+
+    gguf = export_gguf(run_dir, args.quant or "f16", _say, check=not args.no_check)
+    return 0 if gguf.check is None or gguf.check.ok else 1
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from .share import pack
+
+    path = pack(_run_dir(args.run_dir), args.output, with_data=args.with_data)
+    size = path.stat().st_size / 1e6
+    print(f"Packed into {path} ({size:.1f} MB)" + ("" if args.with_data else "; the training data was left out "
+                                                   "(add --with-data to include it)") + ".")
+    return 0
+
+
+def cmd_unpack(args: argparse.Namespace) -> int:
+    from .share import unpack
+
+    path = unpack(Path(args.file).expanduser(), args.runs_dir, args.name)
+    print(f"Imported the run into {path}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("chat", help="talk to the fine-tuned model in the terminal")
+    p.add_argument("run_dir")
+    p.add_argument("--compare", action="store_true", help="the base model answers each message too")
+    p.add_argument("--system", help="a system prompt")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 for the most likely reply")
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("serve", help="the model process behind the app's Try page (JSON lines on stdin/stdout)")
+    p.add_argument("run_dir")
+    p.add_argument("--compare", action="store_true", help="also answer as the base model")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("merge", help="fold the adapter into the model: a standalone model in merged/")
+    p.add_argument("run_dir")
+    p.add_argument("--no-check", action="store_true", help="skip comparing replies with the adapter model")
+    p.set_defaults(func=cmd_merge)
+
+    p = sub.add_parser("export", help="export for Ollama, or as a GGUF file for llama.cpp and LM Studio")
+    p.add_argument("run_dir")
+    p.add_argument("--format", choices=("ollama", "gguf"), required=True)
+    p.add_argument("--quant", help="GGUF type: f16 (default), q8_0, or with llama-quantize q4_k_m, q5_k_m, q6_k…; "
+                                   "for ollama, a GGUF type makes Ollama use that file instead of merged/")
+    p.add_argument("--no-check", action="store_true", help="skip the export's self-check")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("pack", help="pack a run into one .zip to share (no checkpoints)")
+    p.add_argument("run_dir")
+    p.add_argument("--with-data", action="store_true", help="include the training data")
+    p.add_argument("-o", "--output", help="the .zip file (default: RUN_NAME.zip here)")
+    p.set_defaults(func=cmd_pack)
+
+    p = sub.add_parser("unpack", help="import a packed run (.zip) into the runs folder")
+    p.add_argument("file")
+    p.add_argument("--runs-dir", help="where runs live (default: the app's runs folder)")
+    p.add_argument("--name", help="a name for the imported run")
+    p.set_defaults(func=cmd_unpack)
+
