@@ -1,0 +1,232 @@
+"""Try it: chat with the fine-tuned model, or with it and the base model side by side.
+
+The model runs in one `serve` process (ChatProcess) that is started on the
+first message and kept between messages, so it loads once; replies arrive
+token by token and the window never waits for them. Each side keeps its own
+conversation, so each model sees its own earlier replies.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
+
+from trainer.api import Run, verdict
+
+from ..process.chat_process import ChatProcess
+
+SIDES = {"base": "Base model (before training)", "finetuned": "Your fine-tuned model"}
+
+
+class ChatPane(QWidget):
+    """One model's side of the conversation."""
+
+    def __init__(self, side: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.side = side
+        self.history: list[dict[str, str]] = []
+        self.partial = ""
+        self.title = QLabel(f"<b>{SIDES[side]}</b>")
+        self.view = QTextBrowser()
+        self.view.setObjectName(f"chat_{side}")
+        self.view.setAccessibleName(SIDES[side])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.view, 1)
+
+    def append(self, text: str, bold: bool = False, color: str | None = None) -> None:
+        cursor = self.view.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        fmt = QTextCharFormat()
+        fmt.setFontWeight(QFont.Weight.Bold if bold else QFont.Weight.Normal)
+        if color:
+            fmt.setForeground(QColor(color))
+        cursor.insertText(text, fmt)
+        self.view.setTextCursor(cursor)
+        self.view.ensureCursorVisible()
+
+    def add_user(self, text: str) -> None:
+        self.history.append({"role": "user", "content": text})
+        self.partial = ""
+        self.append(("\n\n" if self.view.toPlainText() else "") + "You: ", bold=True, color="#1f4e8c")
+        self.append(text)
+        self.append("\n" + ("Base: " if self.side == "base" else "Fine-tuned: "), bold=True, color="#2e7d32")
+
+    def add_piece(self, text: str) -> None:
+        self.partial += text
+        self.append(text)
+
+    def end_reply(self, kind: str, text: str) -> None:
+        if kind == "error":
+            self.append(f"(no reply: {text})", color="#c62828")
+            self.history.pop() if self.history and self.history[-1]["role"] == "user" else None
+            return
+        reply = (text or self.partial).strip()
+        if kind == "stopped":
+            self.append("  (stopped)", color="#777")
+        self.history.append({"role": "assistant", "content": reply})
+        self.partial = ""
+
+    def clear(self) -> None:
+        self.history.clear()
+        self.partial = ""
+        self.view.clear()
+
+
+class TryPage(QWidget):
+    def __init__(self, run_dir: str | Path, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.run = Run(run_dir)
+        self.process = ChatProcess(self)
+        self.process.ready.connect(self._on_ready)
+        self.process.token.connect(self._on_token)
+        self.process.reply_ended.connect(self._on_reply_ended)
+        self.process.failed.connect(self._on_failed)
+        self.owner: dict[str, ChatPane] = {}
+
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.compare = QCheckBox("Side by side with the base model")
+        self.compare.setToolTip("Send each message to the model before training too, to see what changed")
+        self.compare.toggled.connect(self._on_compare)
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setValue(0.0)
+        self.temperature.setToolTip("0 gives the most likely reply every time; higher values vary more")
+        self.length = QSpinBox()
+        self.length.setRange(8, 2048)
+        self.length.setValue(256)
+        self.length.setSingleStep(32)
+        self.length.setToolTip("The longest reply, in tokens (about ¾ of a word each)")
+        self.state = QLabel("The model loads when you send the first message.")
+        self.state.setStyleSheet("color:#555")
+        controls = QHBoxLayout()
+        controls.addWidget(self.compare)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("Temperature"))
+        controls.addWidget(self.temperature)
+        controls.addWidget(QLabel("Longest reply"))
+        controls.addWidget(self.length)
+        controls.addStretch(1)
+
+        self.panes = {side: ChatPane(side) for side in SIDES}
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.panes["base"])
+        split.addWidget(self.panes["finetuned"])
+        split.setChildrenCollapsible(False)
+        self.panes["base"].hide()
+
+        self.input = QPlainTextEdit()
+        self.input.setPlaceholderText("Write a message (Ctrl+Enter sends)")
+        self.input.setMaximumHeight(90)
+        self.input.setAccessibleName("Your message")
+        self.send_button = QPushButton("Send")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the reply being written")
+        self.stop_button.clicked.connect(self.stop)
+        self.clear_button = QPushButton("New conversation")
+        self.clear_button.clicked.connect(self.clear)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self.input, activated=self.send)
+        buttons = QVBoxLayout()
+        for b in (self.send_button, self.stop_button, self.clear_button):
+            buttons.addWidget(b)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.input, 1)
+        bottom.addLayout(buttons)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.header)
+        layout.addLayout(controls)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.state)
+        layout.addLayout(bottom)
+        self.refresh_header()
+        self._update_buttons()
+
+    # ----- public ----------------------------------------------------------------
+    def refresh_header(self) -> None:
+        v = verdict(self.run.eval(), self.run.progress())
+        text = f"<b>Try {self.run.name}</b>"
+        if v:
+            text += f" &nbsp; <b>Did it learn?</b> {v['verdict'].capitalize()}. {v['text']}"
+        self.header.setText(text)
+
+    def busy(self) -> bool:
+        return bool(self.owner)
+
+    def send(self, text: str | None = None) -> None:
+        text = (text if isinstance(text, str) else self.input.toPlainText()).strip()
+        if not text or self.busy():
+            return
+        if not self.process.is_running():
+            if not self.process.start(self.run.path, compare=True):
+                return
+            self.state.setText("Loading the model… (once; the reply follows)")
+        self.input.clear()
+        sides = ["base", "finetuned"] if self.compare.isChecked() else ["finetuned"]
+        for side in sides:
+            pane = self.panes[side]
+            pane.add_user(text)
+            rid = self.process.generate(pane.history, side, self.temperature.value(), self.length.value())
+            self.owner[rid] = pane
+        self._update_buttons()
+
+    def stop(self) -> None:
+        if self.busy():
+            self.process.stop()
+            self.state.setText("Stopping…")
+
+    def clear(self) -> None:
+        if self.busy():
+            self.process.stop()
+        for pane in self.panes.values():
+            pane.clear()
+
+    def shutdown(self) -> None:
+        self.process.shutdown()
+        self.owner.clear()
+        self._update_buttons()
+
+    # ----- events ------------------------------------------------------------------
+    def _on_compare(self, on: bool) -> None:
+        self.panes["base"].setVisible(on)
+
+    def _on_ready(self, event: dict) -> None:
+        self.state.setText(f"Ready (on {event.get('device', '?')})." if event.get("finetuned", True) else
+                           "Ready. This run has no trained adapter yet: only the base model can answer.")
+
+    def _on_token(self, rid: str, text: str) -> None:
+        pane = self.owner.get(rid)
+        if pane is not None:
+            pane.add_piece(text)
+            if self.state.text().startswith("Loading"):
+                self.state.setText("Writing…")
+
+    def _on_reply_ended(self, rid: str, kind: str, text: str) -> None:
+        pane = self.owner.pop(rid, None)
+        if pane is not None:
+            pane.end_reply(kind, text)
+        if not self.owner:
+            self.state.setText({"done": "Ready.", "stopped": "Stopped.", "error": "Ready."}.get(kind, "Ready."))
+        self._update_buttons()
+
+    def _on_failed(self, words: str) -> None:
+        for rid, pane in list(self.owner.items()):
+            pane.end_reply("error", "the model process ended")
+        self.owner.clear()
+        self.state.setText(words)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        busy = self.busy()
+        self.send_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
