@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import textwrap
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -69,9 +70,20 @@ def _mapping_from(args: argparse.Namespace):
     return m if any(v is not None for v in m.to_dict().values()) else None
 
 
+def _safe_stdout() -> None:
+    """A Windows console or pipe may not encode every character in a person's data."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure:
+        try:
+            reconfigure(errors="replace")
+        except (ValueError, OSError):
+            pass
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .dataimport import inspect_file
 
+    _safe_stdout()
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
                           max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first)
     if args.json:
@@ -86,6 +98,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     from .presets import resolve_model_id
     from .settings import runs_dir
 
+    _safe_stdout()
     overrides = {"epochs": args.epochs, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
                  "batch_size": args.batch_size, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha,
                  "max_length": args.max_length, "device": args.device}
