@@ -1,0 +1,152 @@
+"""dragonfarm pack / unpack: identical round trip, and every unsafe archive refused in words."""
+from __future__ import annotations
+
+import hashlib
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from trainer.cli import main
+from trainer.errors import UserError
+from trainer.share import MANIFEST, Limits, pack, unpack
+
+from .conftest import fake_run
+
+
+def hashes(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def run(tmp_path) -> Path:
+    return fake_run(tmp_path / "mine")
+
+
+def test_pack_then_unpack_gives_an_identical_run(run, tmp_path):
+    archive = pack(run, tmp_path / "out.zip")
+    names = zipfile.ZipFile(archive).namelist()
+    assert "shared-run/config.json" in names and f"shared-run/{MANIFEST}" in names
+    assert not any("/checkpoints/" in n or "/data/" in n for n in names)
+    target = unpack(archive, tmp_path / "runs")
+    assert target == tmp_path / "runs" / "shared-run"
+    expected = {k: v for k, v in hashes(run).items() if not k.startswith(("checkpoints/", "data/"))}
+    assert hashes(target) == expected
+    assert len(expected) == 8  # config, status, progress, eval, samples, 2 adapter files, log
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["shared-run"]  # no staging left behind
+
+
+def test_with_data_includes_the_examples(run, tmp_path):
+    target = unpack(pack(run, tmp_path / "d.zip", with_data=True), tmp_path / "runs")
+    assert hashes(target) == {k: v for k, v in hashes(run).items() if not k.startswith("checkpoints/")}
+
+
+def test_never_overwrites_an_existing_run(run, tmp_path):
+    archive = pack(run, tmp_path / "out.zip")
+    runs = tmp_path / "runs"
+    first = unpack(archive, runs)
+    (first / "notes.txt").write_text("mine")
+    second = unpack(archive, runs)
+    assert second.name == "shared-run-2" and (first / "notes.txt").read_text() == "mine"
+    with pytest.raises(UserError, match="(?s)A run called shared-run already exists.*never overwrites"):
+        unpack(archive, runs, name="shared-run")
+
+
+def test_cli_pack_and_unpack(run, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", str(run)]) == 0
+    assert (tmp_path / "shared-run.zip").is_file()
+    assert "training data was left out" in capsys.readouterr().out
+    assert main(["pack", str(run)]) == 0  # never overwrites: a new file name
+    assert (tmp_path / "shared-run-2.zip").is_file()
+    assert main(["unpack", "shared-run.zip", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert "Imported the run into" in capsys.readouterr().out
+
+
+def _zip(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for info, data in members:
+            zf.writestr(info, data)
+    return path
+
+
+CONFIG = ("evil/config.json", b"{}")
+
+
+@pytest.mark.parametrize("name, words", [
+    ("evil/../../escaped.txt", "climbs out of its folder"),
+    ("../escaped.txt", "climbs out of its folder"),
+    ("/etc/evil.txt", "absolute path"),
+    ("C:/Windows/evil.txt", "absolute path"),
+    ("evil\\..\\..\\evil.txt", "backslash"),
+])
+def test_unsafe_paths_are_refused(tmp_path, name, words):
+    archive = _zip(tmp_path / "bad.zip", [CONFIG, (name, b"x")])
+    with pytest.raises(UserError, match=words) as err:
+        unpack(archive, tmp_path / "runs")
+    assert str(err.value).startswith("bad.zip cannot be imported")
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not any((tmp_path / "runs").iterdir()) if (tmp_path / "runs").exists() else True
+
+
+def test_links_are_refused(tmp_path):
+    link = zipfile.ZipInfo("evil/adapter/adapter_model.safetensors")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    archive = _zip(tmp_path / "link.zip", [CONFIG, (link, b"/etc/passwd")])
+    with pytest.raises(UserError, match="contains a link"):
+        unpack(archive, tmp_path / "runs")
+
+
+def test_size_bomb_is_refused(tmp_path):
+    archive = _zip(tmp_path / "bomb.zip", [CONFIG, ("evil/logs/trainer.log", b"\0" * (20 << 20))])
+    with pytest.raises(UserError, match="expands 1\\d\\d\\d times, which is how archive bombs look"):
+        unpack(archive, tmp_path / "runs")
+
+
+def test_oversized_member_and_archive_are_refused(tmp_path):
+    archive = _zip(tmp_path / "big.zip", [CONFIG, ("evil/adapter/a.bin", bytes(range(256)) * 4096)])
+    with pytest.raises(UserError, match="larger than any run file"):
+        unpack(archive, tmp_path / "runs", limits=Limits(member_bytes=1 << 19))
+    with pytest.raises(UserError, match="would unpack to more than"):
+        unpack(archive, tmp_path / "runs", limits=Limits(total_bytes=1 << 19))
+
+
+def test_declared_sizes_are_not_trusted(tmp_path):
+    """A member whose header claims 10 bytes but holds a megabyte: the bytes read are capped."""
+    archive = _zip(tmp_path / "liar.zip", [CONFIG, ("evil/logs/trainer.log", bytes(range(256)) * 4096)])
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as zf:
+        local = zf.getinfo("evil/logs/trainer.log").header_offset
+    central = data.index(b"PK\x01\x02", data.index(b"PK\x01\x02") + 4)  # the second member's entry
+    for offset in (local + 22, central + 24):  # uncompressed size fields
+        assert int.from_bytes(data[offset:offset + 4], "little") == 256 * 4096
+        data[offset:offset + 4] = (10).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    assert zipfile.ZipFile(archive).getinfo("evil/logs/trainer.log").file_size == 10
+    with pytest.raises(UserError, match="cannot be imported: (it is damaged|.*more data than it declares)"):
+        unpack(archive, tmp_path / "runs")
+    assert not any((tmp_path / "runs").iterdir())
+
+
+def test_changed_file_and_not_a_run_are_refused(run, tmp_path):
+    archive = pack(run, tmp_path / "out.zip")
+    with zipfile.ZipFile(archive) as zf:
+        members = [(i, zf.read(i)) for i in zf.infolist()]
+    members = [(i, b"tampered" if i.filename.endswith("eval.json") else d) for i, d in members]
+    with pytest.raises(UserError, match="eval.json is missing or was changed after packing"):
+        unpack(_zip(tmp_path / "changed.zip", members), tmp_path / "runs")
+    with pytest.raises(UserError, match="there is no config.json"):
+        unpack(_zip(tmp_path / "norun.zip", [("x/readme.txt", b"hi")]), tmp_path / "runs")
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    with pytest.raises(UserError, match="not a readable .zip file"):
+        unpack(tmp_path / "junk.zip", tmp_path / "runs")
+
+
+def test_pack_refuses_a_run_without_adapter(tmp_path, run):
+    import shutil
+
+    shutil.rmtree(run / "adapter")
+    with pytest.raises(UserError, match="no trained adapter yet"):
+        pack(run, tmp_path / "x.zip")
