@@ -1,0 +1,123 @@
+"""Ollama Modelfiles from chat templates: family detection, exact text, and the
+rendering check against the model's own (Jinja) template."""
+from __future__ import annotations
+
+import jinja2
+import pytest
+
+from trainer.errors import UserError
+from trainer.export import modelfile as mf
+from trainer.export.ollama import spec_for_tokenizer, template_check
+
+# Written here in the Llama 3 and Gemma formats (not copied from a model).
+LLAMA3_TEMPLATE = (
+    "{{ bos_token }}{% if messages[0]['role'] != 'system' %}"
+    "{{ '<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant.<|eot_id|>' }}{% endif %}"
+    "{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] | trim"
+    " + '<|eot_id|>' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}")
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% set ns = namespace(system='') %}{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{% set ns.system = m['content'] + '\n\n' %}{% else %}"
+    "{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\n' }}"
+    "{% if m['role'] == 'user' %}{{ ns.system }}{% set ns.system = '' %}{% endif %}"
+    "{{ m['content'] | trim + '<end_of_turn>\n' }}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}")
+
+CONVERSATIONS = [
+    [{"role": "user", "content": "What is 3 plus 4?"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+     {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "And you?"}],
+]
+
+
+class JinjaTokenizer:
+    """Just enough of a tokenizer for the Modelfile code: a template, BOS and EOS."""
+
+    def __init__(self, template: str, bos: str, eos: str):
+        self.chat_template, self.bos_token, self.eos_token = template, bos, eos
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        env = jinja2.Environment()
+        return env.from_string(self.chat_template).render(messages=messages, bos_token=self.bos_token,
+                                                          add_generation_prompt=add_generation_prompt)
+
+
+def test_family_detection(smollm2_tokenizer):
+    assert mf.detect_family(smollm2_tokenizer.chat_template) == mf.CHATML
+    assert mf.detect_family(LLAMA3_TEMPLATE) == mf.LLAMA3
+    assert mf.detect_family(GEMMA_TEMPLATE) == mf.GEMMA
+    from trainer.models import DEFAULT_CHAT_TEMPLATE
+
+    assert mf.detect_family(DEFAULT_CHAT_TEMPLATE) == mf.DRAGONFARM
+    assert mf.detect_family("{{ messages }}") is None and mf.detect_family(None) is None
+
+
+def test_chatml_modelfile_exact(smollm2_tokenizer):
+    spec = spec_for_tokenizer(smollm2_tokenizer, "./merged", "Made by DragonFarm.")
+    assert spec.family == mf.CHATML
+    assert mf.build_modelfile(spec) == (
+        "# Made by DragonFarm.\n"
+        "FROM ./merged\n"
+        'TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}\n'
+        "{{ .Content }}<|im_end|>\n"
+        "{{ end }}<|im_start|>assistant\n"
+        '"""\n'
+        'SYSTEM """You are a helpful AI assistant named SmolLM, trained by Hugging Face"""\n'
+        'PARAMETER stop "<|im_start|>"\n'
+        'PARAMETER stop "<|im_end|>"\n')
+    ok, words = template_check(smollm2_tokenizer, spec, CONVERSATIONS)
+    assert ok, words
+    assert words.startswith("Template check passed: the Modelfile (ChatML (SmolLM2, Qwen) format) formats 2 of 2")
+
+
+def test_llama3_modelfile_exact():
+    tok = JinjaTokenizer(LLAMA3_TEMPLATE, "<|begin_of_text|>", "<|eot_id|>")
+    spec = spec_for_tokenizer(tok, "./export/my-run-q8_0.gguf")
+    assert mf.build_modelfile(spec) == (
+        "FROM ./export/my-run-q8_0.gguf\n"
+        'TEMPLATE """{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n'
+        "{{ .Content }}<|eot_id|>{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n"
+        '"""\n'
+        'SYSTEM """You are a helpful assistant."""\n'
+        'PARAMETER stop "<|start_header_id|>"\n'
+        'PARAMETER stop "<|end_header_id|>"\n'
+        'PARAMETER stop "<|eot_id|>"\n')
+    ok, words = template_check(tok, spec, CONVERSATIONS)  # the BOS token is llama.cpp's to add
+    assert ok, words
+
+
+def test_gemma_and_default_templates_render_like_the_model():
+    tok = JinjaTokenizer(GEMMA_TEMPLATE, "<bos>", "<eos>")
+    spec = spec_for_tokenizer(tok, "./merged")
+    assert spec.system is None and spec.stops == ["<start_of_turn>", "<end_of_turn>", "<eos>"]
+    assert template_check(tok, spec, CONVERSATIONS)[0]
+    assert 'PARAMETER stop "<end_of_turn>"' in mf.build_modelfile(spec)
+    from trainer.models import DEFAULT_CHAT_TEMPLATE
+
+    tok = JinjaTokenizer(DEFAULT_CHAT_TEMPLATE.replace("eos_token", "'</s>'"), "<s>", "</s>")
+    spec = spec_for_tokenizer(tok, "./merged")
+    assert template_check(tok, spec, CONVERSATIONS)[0]
+    assert "{{ .Content }}</s>\n" in mf.build_modelfile(spec)
+
+
+def test_a_template_mismatch_is_reported_in_words():
+    tok = JinjaTokenizer(LLAMA3_TEMPLATE.replace("| trim", ""), "<|begin_of_text|>", "<|eot_id|>")
+    spec = spec_for_tokenizer(tok, "./merged")
+    spec.system = "Something else."
+    ok, words = template_check(tok, spec, CONVERSATIONS)
+    assert not ok
+    assert words.startswith("The Modelfile's template formats a held-out conversation differently")
+    assert "'You are a helpful assistant." in words and "'Something else." in words
+
+
+def test_unknown_template_is_refused_not_guessed():
+    with pytest.raises(UserError, match="not one DragonFarm can translate for Ollama"):
+        spec_for_tokenizer(JinjaTokenizer("{{ messages }}", "", "</s>"), "./merged")
+
+
+def test_names_and_command():
+    assert mf.ollama_name("My Run: v2!") == "my-run-v2"
+    assert mf.ollama_name("***") == "dragonfarm-model"
+    assert mf.create_command("my-run", "/runs/my run/Modelfile") == 'ollama create my-run -f "/runs/my run/Modelfile"'
+    assert mf.create_command("x", "/r/Modelfile") == "ollama create x -f /r/Modelfile"
