@@ -30,20 +30,23 @@ t1=$(date +%s)
 [ -x "$APP" ] || { echo "build_and_selftest: no app at $APP" >&2; exit 1; }
 
 # The test trainer environment: a venv whose .pth points at the developer
-# venv's packages and at this checkout (the trainer is not installed there).
+# venv's packages (torch and friends). The trainer itself is not in it: the
+# frozen app puts its bundled trainer sources on the child's PYTHONPATH.
 TESTENV=$ROOT/build/selftest-venv
 if [ ! -x "$TESTENV/bin/python" ]; then
   "$PYTHON" -m venv --without-pip "$TESTENV"
 fi
 SITE=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 TSITE=$("$TESTENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-printf '%s\n%s\n' "$SITE" "$ROOT" > "$TSITE/dragonfarm-selftest.pth"
+printf '%s\n' "$SITE" > "$TSITE/dragonfarm-selftest.pth"
 
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 REPORT=$ROOT/build/selftest-report.json
 rm -f "$REPORT"
 set +e
+# From a scratch folder, so `python -m trainer` cannot pick the checkout up from the working directory.
+cd "$SCRATCH"
 env -u PYTHONPATH -u VIRTUAL_ENV QT_QPA_PLATFORM=offscreen \
   DRAGONFARM_PYTHON="$TESTENV/bin/python" \
   DRAGONFARM_CONFIG_DIR="$SCRATCH/config" DRAGONFARM_RUNS_DIR="$SCRATCH/runs" \
@@ -52,6 +55,7 @@ env -u PYTHONPATH -u VIRTUAL_ENV QT_QPA_PLATFORM=offscreen \
   timeout 600 "$APP" --self-test
 rc=$?
 set -e
+cd "$ROOT"
 t2=$(date +%s)
 
 size_mb=$(du -sm "$APP_DIR" | cut -f1)

@@ -22,6 +22,12 @@ def is_frozen() -> bool:
     return bool(getattr(sys, "frozen", False))
 
 
+def bundled_trainer_dir() -> Path:
+    """In the frozen app: the folder holding the trainer's sources and resources
+    (PyInstaller's sys._MEIPASS/trainer_src)."""
+    return Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent)) / "trainer_src"
+
+
 def managed_env_dir() -> Path:
     """Short per-user path for the managed environment (Windows path limits)."""
     override = os.environ.get("DRAGONFARM_ENV_DIR")
@@ -102,8 +108,12 @@ def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None)
     env = clean_child_env(dict(os.environ if base is None else base))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
+    root = None
     if not is_frozen():
         root = str(Path(__file__).resolve().parent.parent)
+    elif (bundled_trainer_dir() / "trainer").is_dir():
+        root = str(bundled_trainer_dir())   # the trainer always matches the app, even after an update
+    if root:
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if hf_token:
         env["HF_TOKEN"] = hf_token

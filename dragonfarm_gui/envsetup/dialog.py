@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPr
 from trainer import launch
 
 from .runner import Progress, SetupResult, SetupSession
-from .steps import SetupContext, SetupError, make_context
+from .steps import SetupContext, SetupError, environment_state, make_context
 
 INTRO = ("DragonFarm needs its training tools before the first training: Python, PyTorch and a few "
          "libraries. They are downloaded once (about 2 to 4 GB) into a folder of their own.")
@@ -111,7 +111,7 @@ class EnvSetupDialog(QDialog):
         self._session = SetupSession(ctx, self._on_progress)
         self.progress_bar.setRange(0, self._session.total)
         self.progress_bar.setValue(0)
-        self.log_view.appendPlainText(ctx.choice.reason)
+        self.log_view.appendPlainText(f"{ctx.choice.reason} {ctx.choice.hint}".strip())
         self._set_running(True)
         try:
             self._session.open_log()
@@ -246,10 +246,11 @@ class EnvSetupDialog(QDialog):
 
 
 def needs_setup() -> bool:
-    """True when training needs the managed environment and it is not ready."""
+    """True when training needs the managed environment and it is missing,
+    half-made, or made for another version's pins."""
     if os.environ.get("DRAGONFARM_PYTHON") or not launch.is_frozen():
         return False
-    return not launch.managed_env_ready()
+    return environment_state() != "ready"
 
 
 def open_setup_dialog(parent: QWidget | None = None, repair: bool = False) -> bool:
@@ -257,6 +258,8 @@ def open_setup_dialog(parent: QWidget | None = None, repair: bool = False) -> bo
     ready afterwards; then the caller opens the device check."""
     if not repair and not needs_setup():
         return True
+    if not repair and launch.is_frozen() and environment_state() == "outdated":
+        repair = True     # an update needs newer tools: rebuild, keeping the old ones until done
     dialog = EnvSetupDialog(parent, repair=repair)
     try:
         return dialog.exec() == QDialog.Accepted and bool(dialog.result_info and dialog.result_info.ok)

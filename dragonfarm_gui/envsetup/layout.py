@@ -31,12 +31,10 @@ def source_root() -> Path:
 
 
 def trainer_sources_dir() -> Path:
-    """A folder holding `trainer/` (and, from source, `resources/`) to copy into
-    the environment: `trainer_src/` inside the frozen bundle, whose resources
-    are trainer.resources.resources_dir(); else the source checkout."""
-    bundle = _bundle_dir()
-    if bundle and (bundle / "trainer_src" / "trainer").is_dir():
-        return bundle / "trainer_src"
+    """A folder holding `trainer/` and `resources/` to copy into the environment:
+    `trainer_src/` inside the frozen bundle, else the source checkout."""
+    if _bundle_dir() and (launch.bundled_trainer_dir() / "trainer").is_dir():
+        return launch.bundled_trainer_dir()
     return source_root()
 
 

@@ -122,13 +122,9 @@ def _prepare_staging(ctx: SetupContext) -> None:
 def _copy_trainer(ctx: SetupContext) -> None:
     dest = ctx.layout.site_packages(ctx.layout.staging_dir)
     dest.mkdir(parents=True, exist_ok=True)
-    from trainer.resources import resources_dir
-
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("trainer", "resources"):
         source = ctx.sources / name
-        if name == "resources" and not source.is_dir():
-            source = resources_dir()        # the frozen app keeps one copy, beside its own code
         if not source.is_dir():
             raise SetupError(f"DragonFarm's own files are incomplete ({name} is missing). Reinstall DragonFarm.")
         shutil.copytree(source, dest / name, ignore=ignore, dirs_exist_ok=True)
@@ -191,6 +187,23 @@ def swap_into_place(lay: EnvLayout) -> None:
         raise SetupError(f"The new environment could not be put in place ({exc.strerror}). Press Retry.") from None
     if moved_old:
         shutil.rmtree(lay.old_dir, ignore_errors=True)
+
+
+def environment_state(env_layout: EnvLayout | None = None, requirements: Path | None = None) -> str:
+    """'ready'; 'missing' (never set up, or half-made); or 'outdated' (made for
+    other pins than this app's, e.g. after an update: offer Repair)."""
+    from trainer import launch
+
+    lay = env_layout or EnvLayout.default()
+    marker = launch.read_env_marker(lay.env_dir) if launch.managed_env_ready(lay.env_dir) else None
+    if marker is None:
+        return "missing"
+    requirements = requirements or layout_mod.requirements_file()
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest() if requirements.is_file() else ""
+    torch = str((marker.get("versions") or {}).get("torch", ""))
+    if marker.get("requirements_sha256") != digest or not torch.startswith(TORCH_VERSION):
+        return "outdated"
+    return "ready"
 
 
 def discard_staging(lay: EnvLayout) -> None:

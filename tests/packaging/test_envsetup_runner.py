@@ -3,6 +3,7 @@ with the log, Retry, Cancel, and never taking a half-made environment."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -197,3 +198,31 @@ def test_frozen_child_env_drops_the_bundle_library_path(monkeypatch):
     assert env == {"LD_LIBRARY_PATH": "/usr/local/lib", "HOME": "/h"}
     monkeypatch.setattr(sys, "frozen", False)
     assert launch.clean_child_env({"LD_LIBRARY_PATH": "/x"}) == {"LD_LIBRARY_PATH": "/x"}
+
+
+def test_environment_state_follows_the_pins(fake_uv, env_layout, tmp_path):
+    from dragonfarm_gui.envsetup.steps import environment_state
+
+    ctx = context(fake_uv, env_layout)
+    assert environment_state(env_layout, ctx.requirements) == "missing"
+    assert SetupRunner(ctx).run().ok
+    assert environment_state(env_layout, ctx.requirements) == "ready"
+    changed = tmp_path / "requirements-trainer.txt"
+    changed.write_text(ctx.requirements.read_text() + "tokenizers==0.30.0\n")
+    assert environment_state(env_layout, changed) == "outdated"
+    marker = env_layout.marker
+    data = json.loads(marker.read_text())
+    data["versions"]["torch"] = "2.12.1+cpu"
+    marker.write_text(json.dumps(data))
+    assert environment_state(env_layout, ctx.requirements) == "outdated"
+
+
+def test_frozen_trainer_env_uses_the_bundled_trainer(monkeypatch, tmp_path):
+    (tmp_path / "trainer_src" / "trainer").mkdir(parents=True)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    env = launch.trainer_env({"PATH": "/bin", "PYTHONPATH": "/extra"})
+    assert env["PYTHONPATH"] == str(tmp_path / "trainer_src") + os.pathsep + "/extra"
+    from dragonfarm_gui.envsetup import layout
+
+    assert layout.trainer_sources_dir() == tmp_path / "trainer_src"
