@@ -53,7 +53,10 @@ class EnvSetupDialog(QDialog):
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("%v of %m steps done")
         self.message_label = QLabel()
+        self.message_label.setObjectName("errorBox")     # the app's stylesheet colours it
+        self.message_label.setContentsMargins(8, 6, 8, 6)
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.message_label.hide()
