@@ -155,7 +155,9 @@ class Trainer:
 
     def _reply(self, messages: list[dict[str, str]]) -> str:
         with autocast(self.device, self.precision):
-            return generate_reply(self.model, self.tokenizer, messages, self.device, self.cfg.sample_max_new_tokens)
+            # A light repetition penalty: small models trained briefly tend to loop under greedy decoding.
+            return generate_reply(self.model, self.tokenizer, messages, self.device, self.cfg.sample_max_new_tokens,
+                                  repetition_penalty=1.15)
 
     # ----- the loop ------------------------------------------------------
     def _loop(self, start: int) -> str:
