@@ -61,6 +61,8 @@ class Run:
         view["written_state"] = raw.get("state")
         view["state"] = st.effective_state(raw) if raw else st.QUEUED
         view["live"] = st.is_live(raw) if raw else False
+        if not raw:
+            view["message"] = "Not started yet"
         return view
 
     @property

@@ -86,7 +86,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def status_text(run: Run) -> str:
     s = run.status()
-    lines = [f"{run.name}: {st.STATE_WORDS.get(s['state'], s['state'])}"]
+    words = "Not started yet" if s.get("written_state") is None else st.STATE_WORDS.get(s["state"], s["state"])
+    lines = [f"{run.name}: {words}"]
     cfg = run.config_dict()
     lines.append(f"  model     {cfg.get('model', '?')}")
     if s.get("total_steps"):

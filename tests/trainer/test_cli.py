@@ -85,6 +85,6 @@ def test_runs_dir_order_and_run_names(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "first" in out and "some/model" in out and "queued" in out
     assert main(["status", "first"]) == 0  # a run's name works in place of its path
-    assert "first: Waiting to start" in capsys.readouterr().out
+    assert "first: Not started yet" in capsys.readouterr().out
     assert main(["list", "--runs-dir", str(tmp_path / "empty")]) == 0
     assert "No runs in" in capsys.readouterr().out
