@@ -1,0 +1,106 @@
+"""Start the app: `dragonfarm-gui`, `dragonfarm gui` or `python -m dragonfarm_gui`.
+
+Kept light on purpose: the window shows before anything heavy is imported
+(pyqtgraph comes with the first run page; torch never comes at all).
+"""
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+import traceback
+from pathlib import Path
+
+from trainer.resources import resource
+from trainer.settings import config_dir
+
+log = logging.getLogger("dragonfarm_gui")
+
+STYLE = """
+QMainWindow, QWizard { font-size: 10pt; }
+#primaryButton { padding: 8px 18px; font-weight: 600; }
+#errorBox { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 6px; }
+#verdictBox { background: #f3f7fb; border: 1px solid #d6e2ee; border-radius: 6px; }
+QLabel#wizardReason { color: #c62828; }
+QTableView { gridline-color: #e6e6e6; }
+"""
+
+
+def log_path() -> Path:
+    return config_dir() / "logs" / "app.log"
+
+
+def setup_logging() -> Path:
+    path = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,
+                                                                        encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("dragonfarm_gui")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    return path
+
+
+def install_excepthook() -> None:
+    """Unexpected exceptions go to the log and to the one error dialog; the window stays open."""
+
+    def hook(exc_type, exc, tb):
+        if issubclass(exc_type, KeyboardInterrupt):
+            sys.__excepthook__(exc_type, exc, tb)
+            return
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        log.error("Unexpected error:\n%s", text)
+        try:
+            from .widgets.error_dialog import show_error
+
+            show_error(None, "Something went wrong",
+                       "DragonFarm hit an unexpected problem. Your runs are safe, and training in the background "
+                       f"continues. If it happens again, send the log to the developers.\n\n{exc_type.__name__}: {exc}",
+                       detail=text, log_path=log_path(), modal=False)
+        except Exception:  # noqa: BLE001 - never let the hook itself crash the app
+            sys.__excepthook__(exc_type, exc, tb)
+
+    sys.excepthook = hook
+
+
+def app_icon():
+    from PySide6.QtGui import QIcon
+
+    path = resource("icons", "dragonfarm.png")
+    return QIcon(str(path)) if path.is_file() else QIcon()
+
+
+def make_app(argv: list[str] | None = None):
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv))
+    app.setApplicationName("DragonFarm")
+    app.setOrganizationName("DragonFarm")
+    app.setApplicationDisplayName("DragonFarm")
+    app.setWindowIcon(app_icon())
+    app.setStyleSheet(STYLE)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv if argv is None else argv)
+    setup_logging()
+    app = make_app(argv)
+    install_excepthook()
+    from PySide6.QtCore import QTimer
+
+    from .widgets.main_window import MainWindow
+
+    window = MainWindow(first_start_check=True)
+    window.show()
+    QTimer.singleShot(0, window.start)
+    log.info("DragonFarm started")
+    return app.exec()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

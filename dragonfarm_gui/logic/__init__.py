@@ -1,0 +1,1 @@
+"""Plain-Python logic for the app: no Qt here, so it is easy to test."""

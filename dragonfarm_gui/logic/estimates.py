@@ -1,0 +1,129 @@
+"""Beginner presets and a rough time/memory estimate for a run. No Qt."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from trainer.config import TrainConfig
+
+
+@dataclass(frozen=True)
+class BeginnerPreset:
+    key: str
+    title: str
+    sentence: str
+    values: dict
+
+
+BEGINNER_PRESETS: tuple[BeginnerPreset, ...] = (
+    BeginnerPreset(
+        "quick", "Quick try",
+        "One pass over your examples with a small adapter: a first look in minutes.",
+        {"epochs": 1.0, "learning_rate": 2e-4, "lora_r": 8, "lora_alpha": 16, "batch_size": 4, "max_length": 512},
+    ),
+    BeginnerPreset(
+        "balanced", "Balanced",
+        "Three passes over your examples: the usual choice, good for most sets of examples.",
+        {"epochs": 3.0, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "batch_size": 4, "max_length": 1024},
+    ),
+    BeginnerPreset(
+        "thorough", "Thorough",
+        "Five slower passes with a bigger adapter: for larger sets of examples, best with a GPU.",
+        {"epochs": 5.0, "learning_rate": 1e-4, "lora_r": 32, "lora_alpha": 64, "batch_size": 4, "max_length": 2048},
+    ),
+)
+DEFAULT_PRESET = "balanced"
+
+
+def preset_by_key(key: str) -> BeginnerPreset:
+    for p in BEGINNER_PRESETS:
+        if p.key == key:
+            return p
+    raise KeyError(key)
+
+
+def matching_preset(values: dict) -> str | None:
+    """The beginner preset whose values all match, else None ("Custom")."""
+    for p in BEGINNER_PRESETS:
+        if all(_same(values.get(k), v) for k, v in p.values.items()):
+            return p.key
+    return None
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9)
+    return a == b
+
+
+# Rough training throughput (tokens per second) for a 1B-parameter model;
+# smaller models scale up roughly in proportion. Deliberately cautious.
+_TOKENS_PER_S_PER_B = {"cuda": 9000.0, "mps": 1500.0, "cpu": 120.0}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    steps: int
+    seconds: float
+    memory_gb: float
+    device: str
+
+    def words(self) -> str:
+        where = {"cuda": "on the GPU", "mps": "on the Apple GPU", "cpu": "on the processor (CPU)"}[self.device]
+        return (f"About {format_duration(self.seconds)} {where}, {self.steps} steps, "
+                f"needing about {self.memory_gb:.1f} GB of memory.")
+
+
+def estimate(config: TrainConfig, train_examples: int, avg_tokens: float,
+             params_b: float | None, device: str = "cpu") -> Estimate:
+    """A rough, honest estimate: better a range of minutes than a false promise."""
+    device = device if device in _TOKENS_PER_S_PER_B else "cpu"
+    params_b = params_b if params_b and params_b > 0 else 0.5
+    per_step = max(1, config.batch_size * config.gradient_accumulation)
+    steps_per_epoch = max(1, math.ceil(max(train_examples, 1) / per_step))
+    steps = config.max_steps if config.max_steps > 0 else max(1, math.ceil(steps_per_epoch * config.epochs))
+    tokens_per_example = min(max(avg_tokens, 1.0), config.max_length)
+    total_tokens = steps * per_step * tokens_per_example
+    speed = _TOKENS_PER_S_PER_B[device] / params_b
+    seconds = total_tokens / speed + 20.0 + 15.0 * params_b  # plus loading the model
+    bytes_per_param = 4 if device == "cpu" else 2
+    weights = params_b * bytes_per_param
+    activations = config.batch_size * tokens_per_example * params_b * 0.0008
+    adapter = params_b * config.lora_r / 16 * 0.05
+    memory = weights * 1.15 + activations + adapter + 0.4
+    return Estimate(steps=steps, seconds=seconds, memory_gb=round(memory, 1), device=device)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s" if minutes < 10 else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def fits_machine(min_gpu_gb: float, cpu_ok: bool, check: dict | None) -> tuple[bool | None, str]:
+    """Whether a preset fits this machine, from `check --json` output (None: unknown)."""
+    if not check:
+        return None, "Not checked yet"
+    device = check.get("device")
+    if device == "cuda":
+        gpu = check.get("gpu_memory_gb")
+        if isinstance(gpu, (int, float)):
+            ok = gpu >= min_gpu_gb
+            return ok, (f"Yes ({gpu:g} GB GPU)" if ok else f"No: needs {min_gpu_gb:g} GB, the GPU has {gpu:g} GB")
+        return None, "GPU memory unknown"
+    if device == "mps":
+        mem = check.get("system_memory_gb")
+        if isinstance(mem, (int, float)):
+            ok = mem * 0.6 >= min_gpu_gb
+            return ok, "Yes (Apple GPU)" if ok else f"Tight: needs {min_gpu_gb:g} GB, this Mac has {mem:g} GB"
+        return None, "Memory unknown"
+    if cpu_ok:
+        return True, "Yes, on the CPU (slow)"
+    return False, "Too slow without a GPU"

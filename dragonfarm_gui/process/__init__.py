@@ -1,0 +1,1 @@
+"""Qt process handling: the trainer as a detached process, and file following."""

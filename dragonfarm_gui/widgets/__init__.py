@@ -1,0 +1,1 @@
+"""Qt widgets of the app; thin over the logic in dragonfarm_gui.logic."""

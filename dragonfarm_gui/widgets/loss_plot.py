@@ -1,0 +1,112 @@
+"""The live loss plot: raw training loss, a smoothed line, held-out loss points.
+
+Each curve is made once and then updated with setData (pyqtgraph's
+scrolling-plot advice), downsampled and clipped to the view. Hovering shows
+the values at the nearest step.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from ..logic.runview import ema, smoothing_weight
+
+RAW_COLOR = (120, 160, 210)
+SMOOTH_COLOR = (30, 90, 170)
+EVAL_COLOR = (220, 110, 20)
+
+
+class LossPlot(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True)
+        self.steps: list[float] = []
+        self.losses: list[float] = []
+        self.eval_steps: list[float] = []
+        self.eval_losses: list[float] = []
+        self.smoothed: list[float] = []
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setMinimumHeight(220)
+        self.plot.setToolTip("Training loss per step (light), smoothed (dark blue) and held-out loss (orange dots). "
+                             "Lower is better. Drag to pan, scroll to zoom, right-click for options.")
+        item = self.plot.getPlotItem()
+        item.setLabel("bottom", "Step")
+        item.setLabel("left", "Loss")
+        item.showGrid(x=True, y=True, alpha=0.25)
+        item.setDownsampling(auto=True, mode="peak")
+        item.setClipToView(True)
+        legend = item.addLegend(offset=(-10, 10))
+        self.raw_curve = item.plot([], [], pen=pg.mkPen(RAW_COLOR, width=1), name="Training loss")
+        self.smooth_curve = item.plot([], [], pen=pg.mkPen(SMOOTH_COLOR, width=2.5), name="Smoothed")
+        self.eval_points = item.plot([], [], pen=None, symbol="o", symbolSize=9,
+                                     symbolBrush=pg.mkBrush(EVAL_COLOR), symbolPen=pg.mkPen("w"),
+                                     name="Held-out loss")
+        legend.setLabelTextColor((60, 60, 60))
+        self._hover_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
+        self._hover_line.setVisible(False)
+        item.addItem(self._hover_line, ignoreBounds=True)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+        self.hover_label = QLabel(" ")
+        self.hover_label.setObjectName("hoverLabel")
+        self.hover_label.setAccessibleName("Values at the pointer")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hover_label)
+
+    # ----- data ------------------------------------------------------------
+    def clear(self) -> None:
+        self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
+        self._redraw()
+        self.hover_label.setText(" ")
+
+    def add_records(self, records: list[dict]) -> None:
+        changed = False
+        for r in records:
+            step = r.get("step")
+            if not isinstance(step, (int, float)):
+                continue
+            if isinstance(r.get("loss"), (int, float)):
+                self.steps.append(float(step))
+                self.losses.append(float(r["loss"]))
+                changed = True
+            if isinstance(r.get("eval_loss"), (int, float)):
+                self.eval_steps.append(float(step))
+                self.eval_losses.append(float(r["eval_loss"]))
+                changed = True
+        if changed:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.smoothed = ema(self.losses, smoothing_weight(len(self.losses)))
+        x = np.asarray(self.steps, dtype=float)
+        self.raw_curve.setData(x, np.asarray(self.losses, dtype=float))
+        self.smooth_curve.setData(x, np.asarray(self.smoothed, dtype=float))
+        self.eval_points.setData(np.asarray(self.eval_steps, dtype=float), np.asarray(self.eval_losses, dtype=float))
+
+    # ----- hover -----------------------------------------------------------
+    def _on_mouse_moved(self, pos) -> None:
+        vb = self.plot.getPlotItem().vb
+        if not self.steps or not self.plot.sceneBoundingRect().contains(pos):
+            return
+        x = vb.mapSceneToView(pos).x()
+        self.show_values_at(x)
+
+    def show_values_at(self, x: float) -> str:
+        """Show (and return) the values at the step nearest to x."""
+        if not self.steps:
+            return ""
+        i = int(np.argmin(np.abs(np.asarray(self.steps) - x)))
+        text = f"Step {self.steps[i]:g}: loss {self.losses[i]:.4f}, smoothed {self.smoothed[i]:.4f}"
+        if self.eval_steps:
+            j = int(np.argmin(np.abs(np.asarray(self.eval_steps) - x)))
+            if abs(self.eval_steps[j] - self.steps[i]) <= max(1.0, 0.02 * (self.steps[-1] or 1)):
+                text += f", held-out loss {self.eval_losses[j]:.4f}"
+        self._hover_line.setPos(self.steps[i])
+        self._hover_line.setVisible(True)
+        self.hover_label.setText(text)
+        return text

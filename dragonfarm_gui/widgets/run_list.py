@@ -1,0 +1,101 @@
+"""The run list: a sortable, filterable table of every run, updating live."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
+
+from trainer import status as st
+
+from ..models.run_model import PATH_ROLE, RunFilterModel, RunListModel
+
+STATE_FILTERS = (
+    ("All runs", ()),
+    ("Running", st.ACTIVE_STATES),
+    ("Finished", (st.DONE,)),
+    ("Needs attention", (st.FAILED, st.INTERRUPTED)),
+    ("Stopped", (st.CANCELLED,)),
+)
+
+
+class RunList(QWidget):
+    run_selected = Signal(str)  # path, or "" when nothing is selected
+
+    def __init__(self, runs_dir: Path, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.model = RunListModel(runs_dir, self)
+        self.proxy = RunFilterModel(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter by name or model…")
+        self.search.setClearButtonEnabled(True)
+        self.search.setToolTip("Show only runs whose name or model contains this text")
+        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.state_filter = QComboBox()
+        self.state_filter.setToolTip("Show only runs in these states")
+        for label, _states in STATE_FILTERS:
+            self.state_filter.addItem(label)
+        self.state_filter.currentIndexChanged.connect(lambda i: self.proxy.set_states(STATE_FILTERS[i][1]))
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)  # newest first
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setAccessibleName("Runs")
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for col, width in enumerate((190, 170, 150, 70, 120)):
+            self.table.setColumnWidth(col, width)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
+        self.proxy.rowsInserted.connect(self._select_first_if_none)
+
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.state_filter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+
+    def start(self) -> None:
+        self.model.start()
+        self._select_first_if_none()
+
+    def stop(self) -> None:
+        self.model.stop()
+
+    def current_path(self) -> str:
+        index = self.table.currentIndex()
+        return self.proxy.data(index, PATH_ROLE) or "" if index.isValid() else ""
+
+    def select_path(self, path: str | Path) -> bool:
+        self.model.refresh()
+        row = self.model.row_for_path(str(path))
+        if row < 0:
+            return False
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if not index.isValid():
+            self.search.clear()
+            self.state_filter.setCurrentIndex(0)
+            index = self.proxy.mapFromSource(self.model.index(row, 0))
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        return True
+
+    def _select_first_if_none(self, *_args) -> None:
+        if not self.table.currentIndex().isValid() and self.proxy.rowCount() > 0:
+            self.table.selectionModel().setCurrentIndex(
+                self.proxy.index(0, 0),
+                QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+
+    def _on_current(self, current, _previous) -> None:
+        self.run_selected.emit(self.proxy.data(current, PATH_ROLE) or "" if current.isValid() else "")

@@ -1,0 +1,122 @@
+"""Settings: where runs live, which Python trains, and the Hugging Face token."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from trainer.launch import NoTrainerPython, trainer_python
+from trainer.settings import load_settings, runs_dir, save_settings
+
+from ..logic import tokens
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(620)
+        settings = load_settings()
+
+        self.runs_edit = QLineEdit(str(settings.get("runs_dir") or ""))
+        self.runs_edit.setPlaceholderText(str(runs_dir()))
+        self.runs_edit.setToolTip("The folder where each run gets its own folder. Leave empty for the default.")
+        runs_browse = QPushButton("Browse…")
+        runs_browse.setToolTip("Choose the runs folder")
+        runs_browse.clicked.connect(self._browse_runs)
+
+        self.python_edit = QLineEdit(str(settings.get("trainer_python") or ""))
+        try:
+            default_python = trainer_python({})
+        except NoTrainerPython:
+            default_python = "the training environment DragonFarm sets up"
+        self.python_edit.setPlaceholderText(f"Default: {default_python}")
+        self.python_edit.setToolTip("The Python that runs training (it needs PyTorch). Leave empty for the default.")
+        python_browse = QPushButton("Browse…")
+        python_browse.setToolTip("Choose a Python program")
+        python_browse.clicked.connect(self._browse_python)
+
+        self.token_edit = QLineEdit()
+        self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        has_token = bool(tokens.get_token())
+        self.token_edit.setPlaceholderText("A token is saved (type to replace it)" if has_token else "hf_…")
+        self.token_edit.setToolTip("Needed only for gated models such as Llama and Gemma. Make one at "
+                                   "huggingface.co/settings/tokens (read access is enough).")
+        self.remove_token = QPushButton("Remove")
+        self.remove_token.setToolTip("Forget the saved token")
+        self.remove_token.setEnabled(has_token)
+        self.remove_token.clicked.connect(self._remove_token)
+        where = ("your system's keyring" if tokens.where() == "keyring"
+                 else f"a private file only you can read ({tokens.token_file()})")
+        token_note = QLabel(f"The token is stored in {where}, never in a run folder or log.")
+        token_note.setWordWrap(True)
+        token_note.setStyleSheet("color:#666")
+        self.problem = QLabel()
+        self.problem.setStyleSheet("color:#c62828")
+        self.problem.setWordWrap(True)
+
+        form = QFormLayout()
+        form.addRow("Runs folder:", _row(self.runs_edit, runs_browse))
+        form.addRow("Trainer Python:", _row(self.python_edit, python_browse))
+        form.addRow("Hugging Face token:", _row(self.token_edit, self.remove_token))
+        form.addRow("", token_note)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.problem)
+        layout.addWidget(buttons)
+
+    def _browse_runs(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Runs folder", self.runs_edit.text() or str(runs_dir()))
+        if folder:
+            self.runs_edit.setText(folder)
+
+    def _browse_python(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Trainer Python", str(Path(sys.executable).parent))
+        if path:
+            self.python_edit.setText(path)
+
+    def _remove_token(self) -> None:
+        tokens.clear_token()
+        self.token_edit.clear()
+        self.token_edit.setPlaceholderText("hf_…")
+        self.remove_token.setEnabled(False)
+
+    def validation_problem(self) -> str | None:
+        python = self.python_edit.text().strip()
+        if python and not Path(python).is_file():
+            return f"The trainer Python {python} does not exist; choose the python program or leave it empty."
+        token = self.token_edit.text().strip()
+        if token and not tokens.looks_like_token(token):
+            return "That does not look like a Hugging Face token; tokens start with hf_ and have no spaces."
+        return None
+
+    def accept(self) -> None:
+        problem = self.validation_problem()
+        if problem:
+            self.problem.setText(problem)
+            return
+        settings = load_settings()
+        for key, edit in (("runs_dir", self.runs_edit), ("trainer_python", self.python_edit)):
+            value = edit.text().strip()
+            if value:
+                settings[key] = value
+            else:
+                settings.pop(key, None)
+        save_settings(settings)
+        if self.token_edit.text().strip():
+            tokens.set_token(self.token_edit.text())
+        super().accept()
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    box = QWidget()
+    layout = QHBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for i, w in enumerate(widgets):
+        layout.addWidget(w, 1 if i == 0 else 0)
+    return box

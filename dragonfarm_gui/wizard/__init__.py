@@ -1,0 +1,1 @@
+"""The new-run wizard: Data, Model, Run folder, Settings, Summary."""
