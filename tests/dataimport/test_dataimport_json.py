@@ -57,3 +57,12 @@ def test_items_that_are_not_objects_are_row_problems(tmp_path, tiny_chunks):
     r = inspect_file(path)
     assert r.counts.usable == 2 and [(p.row, p.kind) for p in r.problems] == [(2, "not_object"), (3, "not_object")]
     assert r.problems[0].message.startswith("mixed.json item 2: this is int, not an example object")
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_array_saved_as_jsonl_is_read_as_an_array(tmp_path, indent):
+    path = tmp_path / "array.jsonl"
+    path.write_text(json.dumps([{"prompt": "a", "completion": "b"}, {"prompt": "c", "completion": "d"}],
+                               indent=indent), encoding="utf-8")
+    r = inspect_file(path)
+    assert r.format == "json" and r.counts.usable == 2 and r.problems == []

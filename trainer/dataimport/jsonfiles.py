@@ -23,7 +23,8 @@ def not_object(item: Any) -> RowError:
 
 
 def is_json_lines(path: Path, encoding: str, errors: str) -> bool:
-    """A .json file that starts with '{': one object (maybe wrapping a list) or JSON Lines?"""
+    """Is the first non-blank line a whole JSON value, with more lines after it?
+    Tells JSON Lines from one object or array (on one line or over many)."""
     with open(path, encoding=encoding, errors=errors) as fh:
         first = ""
         for line in fh:
@@ -34,7 +35,7 @@ def is_json_lines(path: Path, encoding: str, errors: str) -> bool:
     try:
         json.loads(first)
     except (ValueError, RecursionError):
-        return False  # a pretty-printed object over several lines
+        return False  # a pretty-printed value over several lines
     return rest
 
 

@@ -132,6 +132,10 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
     if looks_binary(text):
         raise DataImportError(f"{path.name} is not a text file (it looks like binary data).", _SAVE_AS)
     stripped = text.lstrip("\ufeff \t\r\n")
+    if not stripped:
+        raise DataImportError(f"{path.name} is empty.", "Add your examples to it (a header row, then one example per row).")
+    if fmt == "jsonl" and stripped[:1] == "[" and not is_json_lines(path, encoding, ERRORS):
+        fmt = "json"  # a JSON array saved as .jsonl
     if fmt in (None, "text"):
         fmt = "json" if stripped[:1] in "[{" else "csv"
     source = Source(path, fmt, encoding=encoding)
