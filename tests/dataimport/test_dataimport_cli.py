@@ -51,6 +51,10 @@ def test_new_makes_a_run_folder_the_trainer_accepts(tmp_path, capsys, name, extr
         assert all(set(m) == {"role", "content"} and isinstance(m["content"], str) for m in chat)
         assert {m["role"] for m in chat} <= {"system", "user", "assistant"}
         assert any(m["role"] == "assistant" for m in chat)
+    from trainer.encode import read_chats  # the trainer's own reader accepts the files too
+
+    trainer_view = read_chats(run / config.train_file) + (read_chats(run / config.eval_file) if config.eval_file else [])
+    assert trainer_view == [json.loads(line)["messages"] for line in lines]
     record = json.loads((run / "data" / "import.json").read_text(encoding="utf-8"))
     assert record["source"]["file"] == name and record["source"]["sha256"] == before
     assert record["counts"]["usable"] == len(lines) == record["split"]["train"] + record["split"]["eval"]
