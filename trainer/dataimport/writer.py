@@ -1,5 +1,15 @@
 """create_run: a complete run folder (config.json, data/*.jsonl, data/import.json)
-from a data file, in two streaming passes (check, then write)."""
+from a data file, in two streaming passes (check, then write).
+
+data/import.json (written once, for audit and reproduction):
+  source     {file (name only), sha256, size_bytes, format, sheet, encoding, delimiter}
+  mapping    Mapping.to_dict(): shape, prompt/reply/input/system columns, system_prompt, messages_column
+  counts     {rows, usable, empty, duplicates, too_long, skipped} of the source file
+  split      {train, eval, eval_fraction (null with an eval file), seed,
+              eval_source: null or {file, sha256, format, mapping, counts, warnings}}
+  warnings   the problems found (Problem.to_dict(), at most 200); warnings_total counts all
+  imported_at  ISO time (UTC), the same as config.json's created_at
+"""
 from __future__ import annotations
 
 import datetime as _dt
