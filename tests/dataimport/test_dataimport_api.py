@@ -43,3 +43,14 @@ def test_progress_is_reported_and_can_cancel(tmp_path):
         create_run(data, runs_dir=tmp_path / "runs", progress=cancel)
     assert calls == [("checking", 10_000), ("checking", 20_000), ("checking", 25_000), ("writing", 10_000)]
     assert list((tmp_path / "runs").iterdir()) == []  # the half-made folder is gone
+
+
+def test_the_import_library_stays_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, trainer.dataimport, trainer.cli_data\n"
+            "heavy = [m for m in ('torch', 'transformers', 'peft', 'accelerate', 'PySide6') if m in sys.modules]\n"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == ""
