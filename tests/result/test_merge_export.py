@@ -1,0 +1,120 @@
+"""Merge and export: greedy replies of the merged and GGUF models against the adapter model's."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from trainer.cli import main
+from trainer.export.check import compare, greedy_ids, held_out_prompts
+from trainer.merge import MERGE_INFO, merge, merged_is_current
+
+PROMPTS = [[{"role": "user", "content": "What is 3 plus 4?"}],
+           [{"role": "system", "content": "You answer in one short line."},
+            {"role": "user", "content": "What is 6 plus 2?"}],
+           [{"role": "user", "content": "Tell me about the sea."}]]
+
+
+def _models(run_dir):
+    import torch
+
+    from trainer.generate import load_for_run
+    from trainer.models import load_model
+
+    torch.set_num_threads(2)
+    adapter_model, tokenizer, _ = load_for_run(run_dir, device="cpu")
+    merged_model = load_model(run_dir / "merged", "cpu", torch.float32)
+    return adapter_model, merged_model, tokenizer
+
+
+def test_merge_tiny_gives_the_adapter_models_greedy_replies(trained_tiny_run, tmp_path, capsys):
+    run = tmp_path / "tiny"
+    shutil.copytree(trained_tiny_run, run)
+    assert main(["merge", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "Check passed: the merged model gave exactly the same replies as your fine-tuned model on 3 of 3" in out
+    merged = run / "merged"
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "chat_template.jinja", MERGE_INFO):
+        assert (merged / name).is_file(), name
+    assert merged_is_current(run)
+    adapter_model, merged_model, tok = _models(run)
+    reference = greedy_ids(adapter_model, tok, PROMPTS, max_new_tokens=16)
+    assert all(len(r) > 0 for r in reference)
+    assert greedy_ids(merged_model, tok, PROMPTS, max_new_tokens=16) == reference
+    # merged replies differ from the base model's: the adapter really was folded in
+    with adapter_model.disable_adapter():
+        assert greedy_ids(adapter_model, tok, PROMPTS, max_new_tokens=16) != reference
+    assert merge(run).reused  # up to date: not merged again
+
+
+def test_held_out_prompts_come_from_the_samples(trained_tiny_run):
+    from trainer.api import Run
+
+    prompts = held_out_prompts(trained_tiny_run, 3)
+    samples = [s["messages"] for s in Run(trained_tiny_run).samples()]
+    assert len(samples) == 2 and prompts[:2] == samples
+    assert prompts[0] == [{"role": "user", "content": "What is 3 plus 2?"}]  # example_chats(6, 100)[0]
+    assert prompts[2] == [{"role": "user", "content": "What is 5 plus 4?"}]  # the next one from eval.jsonl
+
+
+def test_compare_words():
+    ok = compare("GGUF q8_0 file", "q8_0", PROMPTS[:2], [[1, 2, 3, 4], [5, 6]], [[1, 2, 3, 9], [5, 6]])
+    assert (ok.identical, ok.agreement, ok.ok) == (1, 0.875, True)
+    assert ok.words() == ("Check passed: 1 of 2 replies were identical and on average the first 88% of each reply "
+                          "matched (at least 75% needed for q8_0; 8-bit rounding changes a few close calls).")
+    bad = compare("GGUF f16 file", "f16", PROMPTS[:2], [[1, 2, 3, 4], [5, 6]], [[9], [5, 6]])
+    assert not bad.ok and bad.words().startswith("Check FAILED: the GGUF f16 file does not answer like your")
+    assert not compare("merged model", "merged", PROMPTS[:1], [[1, 2]], [[1, 3]]).ok
+
+
+@pytest.mark.slow
+def test_smollm2_merge_and_gguf_exports(smol_run, capsys):
+    import torch
+
+    from trainer.export.gguf import export_gguf, load_gguf_model, read_gguf_info
+    from trainer.models import load_tokenizer
+
+    result = merge(smol_run, print, force=True)
+    assert result.check.ok and result.check.identical == 3, result.check.words()
+    adapter_model, merged_model, tok = _models(smol_run)
+    merged_replies = greedy_ids(merged_model, tok, PROMPTS, max_new_tokens=20)
+    assert greedy_ids(adapter_model, tok, PROMPTS, max_new_tokens=20) == merged_replies
+    del adapter_model
+    layers = merged_model.config.num_hidden_layers
+    expected = {"token_embd.weight", "output_norm.weight"} | {
+        f"blk.{i}.{name}.weight" for i in range(layers)
+        for name in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up",
+                     "ffn_down")}
+    template = load_tokenizer(smol_run / "merged").chat_template
+    agreement = {}
+    for quant in ("f16", "q8_0"):
+        export = export_gguf(smol_run, quant, print)
+        assert export.path.name == f"smol-result-{quant}.gguf"
+        info = read_gguf_info(export.path)
+        assert info["architecture"] == "llama" and set(info["tensors"]) == expected
+        assert info["tensors"]["blk.0.attn_q.weight"] == quant.upper()
+        assert info["chat_template"] == template
+        assert export.check.ok, export.check.words()
+        gguf_replies = greedy_ids(load_gguf_model(export.path), tok, PROMPTS, max_new_tokens=20)
+        result = compare("gguf", quant, PROMPTS, merged_replies, gguf_replies)
+        agreement[quant] = result.agreement
+        if quant == "f16":
+            assert gguf_replies == merged_replies  # exact
+        else:
+            assert result.agreement >= 0.75, result.words()  # stated tolerance for q8_0
+        report = json.loads((smol_run / "export" / f"{export.path.name}.check.json").read_text())
+        assert report["tensors"] == len(expected) and report["check"]["ok"]
+    print(f"\nGGUF agreement with the merged model: {agreement}")
+    torch.set_num_threads(2)
+
+
+@pytest.mark.slow
+def test_smollm2_ollama_export(smol_run, capsys):
+    assert main(["export", str(smol_run), "--format", "ollama"]) == 0
+    out = capsys.readouterr().out
+    assert f"ollama create smol-result -f {smol_run / 'Modelfile'}" in out
+    assert "Template check passed" in out
+    text = (smol_run / "Modelfile").read_text()
+    assert "\nFROM ./merged\n" in text and 'PARAMETER stop "<|im_end|>"' in text
+    assert 'SYSTEM """You are a helpful AI assistant named SmolLM, trained by Hugging Face"""' in text
