@@ -1,0 +1,310 @@
+"""Wizard page 1, Data: the file, its shape and mapping, a preview as chats,
+the problems with row numbers, and the held-out split."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QListWidget, QPushButton, QSpinBox, QSplitter, QTextBrowser, QVBoxLayout,
+                               QWidget)
+
+from trainer.dataimport import DataImportError, Mapping, eval_count, inspect_file
+from trainer.dataimport.shapes import CHAT_SHAPES
+
+from ..logic.new_run import example_datasets
+from .common import BlockingPage
+
+FILE_FILTER = "Examples (*.csv *.tsv *.xlsx *.json *.jsonl);;All files (*)"
+NONE = "(none)"
+COLUMN_FIELDS = (("prompt_column", "Prompt column", "The column with what the person asks", False),
+                 ("reply_column", "Reply column", "The column with the reply the model should learn to give", False),
+                 ("input_column", "Extra input column", "Optional: a column added under the prompt", True),
+                 ("system_column", "System prompt column", "Optional: a column with instructions for each row", True))
+
+
+def chats_html(chats: list) -> str:
+    if not chats:
+        return "<p style='color:#777'>The first examples appear here as chats.</p>"
+    colors = {"user": "#e8f0fe", "assistant": "#e6f4ea", "system": "#f1f3f4"}
+    names = {"user": "Person", "assistant": "Model", "system": "Instructions"}
+    out = []
+    for i, chat in enumerate(chats, 1):
+        out.append(f"<p style='color:#777; margin:6px 0 2px 0'>Example {i}</p>")
+        for turn in chat:
+            role = turn.get("role", "")
+            text = html.escape(str(turn.get("content", ""))).replace("\n", "<br>")
+            out.append(f"<div style='background:{colors.get(role, '#fff')}; padding:4px 8px; margin:2px 0'>"
+                       f"<b>{names.get(role, role)}:</b> {text}</div>")
+    return "".join(out)
+
+
+class DataPage(BlockingPage):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Your examples")
+        self.setSubTitle("Choose (or drop here) a spreadsheet or file of example prompts and the replies you want.")
+        self.setAcceptDrops(True)
+        self.error: str | None = None
+        self.eval_error: str | None = None
+
+        self.path_edit = QLineEdit()
+        self.path_edit.setReadOnly(True)
+        self.path_edit.setPlaceholderText("No file chosen yet")
+        self.path_edit.setToolTip("The file with your examples: .csv, .tsv, .xlsx, .json or .jsonl")
+        choose = QPushButton("Choose file…")
+        choose.setToolTip("Pick the file with your examples")
+        choose.clicked.connect(self._choose)
+        self.example_button = QPushButton("Use the example dataset")
+        examples = example_datasets()
+        self.example_button.setEnabled(bool(examples))
+        self.example_button.setToolTip(f"A small ready-made dataset ({examples[0].name})" if examples
+                                       else "The example dataset is not installed")
+        self.example_button.clicked.connect(self.use_example)
+        self.sheet_combo = QComboBox()
+        self.sheet_combo.setToolTip("The sheet of the workbook to read")
+        self.sheet_combo.activated.connect(lambda _i: self.inspect())
+        self.sheet_label = QLabel("Sheet:")
+        self.detected = QLabel()
+        self.detected.setWordWrap(True)
+
+        self.mapping_box = QGroupBox("Which columns make the chat")
+        self.mapping_form = QFormLayout(self.mapping_box)
+        self.combos: dict[str, QComboBox] = {}
+        for key, label, tip, _optional in COLUMN_FIELDS + (("messages_column", "Chat column",
+                                                            "The column holding each whole conversation", False),):
+            combo = QComboBox()
+            combo.setToolTip(tip)
+            combo.activated.connect(lambda _i: self.inspect(user_mapping=True))
+            self.combos[key] = combo
+            self.mapping_form.addRow(label + ":", combo)
+        self.system_edit = QLineEdit()
+        self.system_edit.setPlaceholderText("Optional, e.g. You are a friendly support agent for Acme.")
+        self.system_edit.setToolTip("One instruction given to the model before every example that has none")
+        self.system_edit.editingFinished.connect(lambda: self.inspect(user_mapping=True))
+        self.mapping_form.addRow("System prompt:", self.system_edit)
+
+        self.eval_spin = QSpinBox()
+        self.eval_spin.setRange(0, 50)
+        self.eval_spin.setSuffix(" %")
+        self.eval_spin.setValue(10)
+        self.eval_spin.setToolTip("This share of your examples is kept aside, never trained on, to check "
+                                  "whether the model learned or only memorised")
+        self.eval_spin.valueChanged.connect(self._split_changed)
+        self.eval_file_edit = QLineEdit()
+        self.eval_file_edit.setReadOnly(True)
+        self.eval_file_edit.setPlaceholderText("or a separate held-out file (optional)")
+        self.eval_file_edit.setToolTip("A separate file of held-out examples, instead of keeping a share aside")
+        eval_choose = QPushButton("Choose…")
+        eval_choose.setToolTip("Pick a separate file of held-out examples")
+        eval_choose.clicked.connect(self._choose_eval)
+        eval_clear = QPushButton("Clear")
+        eval_clear.setToolTip("Use a share of the examples instead of a separate file")
+        eval_clear.clicked.connect(lambda: self.set_eval_file(None))
+        self.split_label = QLabel()
+
+        self.preview = QTextBrowser()
+        self.preview.setToolTip("The first examples as the model will see them")
+        self.preview.setAccessibleName("Preview of the first examples")
+        self.problems = QListWidget()
+        self.problems.setToolTip("Rows that will be skipped (errors) or used with care (warnings)")
+        self.problems.setAccessibleName("Problems found in the file")
+        self.problems_label = QLabel("Problems")
+
+        top = QGridLayout()
+        top.addWidget(QLabel("File:"), 0, 0)
+        top.addWidget(self.path_edit, 0, 1)
+        top.addWidget(choose, 0, 2)
+        top.addWidget(self.example_button, 0, 3)
+        top.addWidget(self.sheet_label, 1, 0)
+        top.addWidget(self.sheet_combo, 1, 1)
+        split_row = QHBoxLayout()
+        split_row.addWidget(QLabel("Held out to check learning:"))
+        split_row.addWidget(self.eval_spin)
+        split_row.addWidget(self.eval_file_edit, 1)
+        split_row.addWidget(eval_choose)
+        split_row.addWidget(eval_clear)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.mapping_box)
+        ll.addWidget(self.problems_label)
+        ll.addWidget(self.problems, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(self.preview)
+        splitter.setSizes([380, 480])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.detected)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(split_row)
+        layout.addWidget(self.split_label)
+        layout.addWidget(self.reason)
+        self._show_mapping(None)
+
+    # ----- choosing ---------------------------------------------------------------
+    def _choose(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Your examples", "", FILE_FILTER)
+        if path:
+            self.set_file(path)
+
+    def _choose_eval(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Held-out examples", "", FILE_FILTER)
+        if path:
+            self.set_eval_file(path)
+
+    def use_example(self) -> None:
+        examples = example_datasets()
+        if examples:
+            self.set_file(examples[0])
+
+    def dragEnterEvent(self, event) -> None:  # noqa: N802
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802
+        urls = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            self.set_file(urls[0])
+            event.acceptProposedAction()
+
+    def set_file(self, path: str | Path, sheet: str | None = None) -> None:
+        c = self.choices
+        c.data_path, c.sheet, c.mapping = Path(path), sheet, None
+        self.path_edit.setText(str(path))
+        self.system_edit.clear()
+        self.inspect()
+
+    def set_eval_file(self, path: str | Path | None) -> None:
+        self.choices.eval_path = Path(path) if path else None
+        self.eval_file_edit.setText(str(path) if path else "")
+        self.eval_spin.setEnabled(path is None)
+        self.eval_error = None
+        if path:
+            try:
+                report = inspect_file(path, mapping=self.choices.mapping, preview_rows=0)
+                if not report.ok:
+                    self.eval_error = f"The held-out file {Path(path).name} has no usable examples with these columns."
+            except DataImportError as exc:
+                self.eval_error = f"The held-out file cannot be used: {exc.message}"
+        self._split_changed()
+
+    def set_mapping(self, **fields) -> None:
+        """Change the mapping as the drop-downs do (tests and Duplicate use this)."""
+        mapping = Mapping(**{**(self.choices.mapping.to_dict() if self.choices.mapping else {}), **fields})
+        self.inspect(mapping=mapping)
+
+    # ----- inspecting -------------------------------------------------------------
+    def _user_mapping(self) -> Mapping:
+        current = self.choices.mapping
+        if current is not None and current.shape in CHAT_SHAPES:
+            return Mapping(shape=current.shape, messages_column=self.combos["messages_column"].currentText(),
+                           system_prompt=self.system_edit.text().strip() or "")
+        values = {}
+        for key, _label, _tip, _optional in COLUMN_FIELDS:
+            text = self.combos[key].currentText()
+            values[key] = "" if text == NONE else text
+        return Mapping(system_prompt=self.system_edit.text().strip() or "", **values)
+
+    def inspect(self, user_mapping: bool = False, mapping: Mapping | None = None) -> None:
+        c = self.choices
+        if c.data_path is None:
+            return
+        if mapping is None and user_mapping:
+            mapping = self._user_mapping()
+        if mapping is None and not user_mapping:
+            mapping = c.mapping
+        sheet = self.sheet_combo.currentText() if self.sheet_combo.count() > 1 else c.sheet
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            report = inspect_file(c.data_path, sheet=sheet or None, mapping=mapping,
+                                  max_length=int(c.settings.get("max_length", 1024)), preview_rows=3)
+            self.error = None
+        except DataImportError as exc:
+            report, self.error = None, exc.message + (f" {exc.fix}" if exc.fix else "")
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        c.report = report
+        c.mapping = report.mapping if report else None
+        c.sheet = report.sheet if report else None
+        self._show_report(report)
+        self.changed()
+
+    def _show_report(self, report) -> None:
+        self.sheet_combo.clear()
+        if report is not None and len(report.sheets) > 1:
+            self.sheet_combo.addItems(report.sheets)
+            self.sheet_combo.setCurrentText(report.sheet or report.sheets[0])
+        many = report is not None and len(report.sheets) > 1
+        self.sheet_combo.setVisible(many)
+        self.sheet_label.setVisible(many)
+        self._show_mapping(report)
+        self.preview.setHtml(chats_html(report.preview if report else []))
+        self.problems.clear()
+        if report is None:
+            self.detected.setText("")
+            self.problems_label.setText("Problems")
+            self._split_changed()
+            return
+        n = report.counts
+        self.detected.setText(f"<b>{report.file}</b>: {report.format.upper()} file with {report.shape_words}. "
+                              f"{n.rows:,} rows, <b>{n.usable:,} usable examples</b>"
+                              + (f", {n.skipped:,} skipped" if n.skipped else "")
+                              + (f", {n.duplicates:,} duplicates left out" if n.duplicates else "") + ".")
+        for p in report.problems:
+            self.problems.addItem(("Skipped: " if p.severity == "error" else "Note: ") + p.message)
+        more = report.problems_total - len(report.problems)
+        self.problems_label.setText(f"Problems ({report.problems_total:,}" + (f", first {len(report.problems)} shown)"
+                                                                              if more > 0 else ")")
+                                    if report.problems_total else "No problems found")
+        self._split_changed()
+
+    def _show_mapping(self, report) -> None:
+        chat = report is not None and report.mapping.shape in CHAT_SHAPES
+        columns = report.columns if report is not None else []
+        for key, combo in self.combos.items():
+            combo.blockSignals(True)
+            combo.clear()
+            optional = key in ("input_column", "system_column")
+            combo.addItems(([NONE] if optional else []) + columns)
+            value = getattr(report.mapping, key, None) if report is not None else None
+            combo.setCurrentText(value or (NONE if optional else ""))
+            combo.blockSignals(False)
+            visible = (key == "messages_column") == chat
+            self.mapping_form.setRowVisible(combo, visible and report is not None)
+        self.mapping_form.setRowVisible(self.system_edit, report is not None)
+        if report is not None and report.mapping.system_prompt and not self.system_edit.text():
+            self.system_edit.setText(report.mapping.system_prompt)
+        self.mapping_box.setEnabled(report is not None)
+
+    def _split_changed(self) -> None:
+        c = self.choices
+        c.eval_fraction = self.eval_spin.value() / 100.0
+        usable = c.report.counts.usable if c.report is not None else 0
+        if c.eval_path:
+            self.split_label.setText(f"All {usable:,} examples train; the separate file is used to check learning.")
+        elif usable:
+            held = eval_count(usable, c.eval_fraction)
+            self.split_label.setText(f"{usable - held:,} examples to train on, {held:,} held out to check learning."
+                                     + (" (Under 5 examples: nothing is held out.)" if usable < 5 else ""))
+        else:
+            self.split_label.setText("")
+        self.changed()
+
+    def problem(self) -> str | None:
+        c = self.choices
+        if c.data_path is None:
+            return "Choose a file with your examples, or use the example dataset, to continue."
+        if self.error:
+            return self.error
+        report = c.report
+        if report is None or not report.ok:
+            errors = [p.message for p in (report.errors if report else [])]
+            first = errors[0] if errors else "no row has both a prompt and a reply"
+            return f"None of the rows can be used yet: {first} Change the columns above or fix the file."
+        if self.eval_error:
+            return self.eval_error
+        return None

@@ -1,0 +1,25 @@
+"""Duplicate as a new run: the wizard's starting choices from an existing run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from trainer.api import Run
+from trainer.config import TrainConfig
+
+from ..logic.new_run import ADVANCED_FIELDS
+
+
+def prefill_from_run(path: Path) -> dict:
+    run = Run(path)
+    cfg = run.config_dict()
+    base = TrainConfig().to_dict()
+    data = run.path / (cfg.get("train_file") or "data/train.jsonl")
+    eval_path = run.path / cfg["eval_file"] if cfg.get("eval_file") else None
+    return {
+        "data_path": data,
+        "eval_path": eval_path if eval_path and eval_path.is_file() else None,
+        "model": cfg.get("model") or base["model"],
+        "settings": {k: cfg.get(k, base[k]) for k in ADVANCED_FIELDS},
+        "seed": cfg.get("seed", base["seed"]),
+        "source_name": run.name,
+    }

@@ -1,0 +1,169 @@
+"""The new-run wizard: each page blocks Next with a reason, and the finished
+wizard makes exactly the run folder `dragonfarm new` makes for the same choices."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QWizard
+
+from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
+
+from .conftest import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+CSV = FIXTURES / "support.csv"
+SYSTEM = "You are the friendly support team of Acme."
+
+
+def _next_enabled(wizard) -> bool:
+    return wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+
+
+@pytest.fixture
+def wizard(qtbot, tmp_path):
+    w = NewRunWizard(tmp_path / "wizard-runs")
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_path):
+    # Data
+    assert not _next_enabled(wizard)
+    wizard.data_page.set_file(CSV)
+    wizard.data_page.system_edit.setText(SYSTEM)
+    wizard.data_page.system_edit.editingFinished.emit()
+    wizard.data_page.eval_spin.setValue(25)
+    assert _next_enabled(wizard), wizard.data_page.reason.text()
+    assert wizard.choices.mapping.system_prompt == SYSTEM
+    wizard.next()
+    # Model
+    wizard.model_page.select_preset("Qwen/Qwen2.5-0.5B-Instruct")
+    assert _next_enabled(wizard)
+    wizard.next()
+    # Run folder
+    wizard.folder_page.name_edit.setText("wizard-run")
+    assert _next_enabled(wizard), wizard.folder_page.reason.text()
+    wizard.next()
+    # Settings: Quick try
+    wizard.settings_page.radios["quick"].click()
+    assert wizard.choices.settings["epochs"] == 1.0 and wizard.choices.settings["lora_r"] == 8
+    wizard.next()
+    # Summary: only make the folder
+    wizard.summary_page.start_box.setChecked(False)
+    assert "1 epochs" in wizard.summary_page.summary.toPlainText()
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    made = wizard.created_run
+    assert made == tmp_path / "wizard-runs" / "wizard-run"
+    assert wizard.start_now is False
+
+    cli_runs = tmp_path / "cli-runs"
+    subprocess.run([sys.executable, "-m", "trainer", "new", "--data", str(CSV), "--runs-dir", str(cli_runs),
+                    "--name", "wizard-run", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--system", SYSTEM,
+                    "--eval-fraction", "0.25", "--epochs", "1", "--learning-rate", "0.0002", "--lora-r", "8",
+                    "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512", "--quiet"],
+                   check=True, cwd=ROOT, capture_output=True, timeout=60)
+    cli = cli_runs / "wizard-run"
+    ours, theirs = _read(made / "config.json"), _read(cli / "config.json")
+    assert ours.pop("created_at") and theirs.pop("created_at")
+    assert ours == theirs
+    assert ours["max_length"] == 512 and ours["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
+    for name in ("train.jsonl", "eval.jsonl"):
+        assert (made / "data" / name).read_bytes() == (cli / "data" / name).read_bytes(), name
+    assert len((made / "data" / "eval.jsonl").read_text().splitlines()) == 3
+    ours, theirs = _read(made / "data" / "import.json"), _read(cli / "data" / "import.json")
+    assert ours.pop("imported_at") and theirs.pop("imported_at")
+    assert ours == theirs
+    assert sorted(p.name for p in made.rglob("*")) == sorted(p.name for p in cli.rglob("*"))
+
+
+def test_data_page_shows_shape_preview_problems_and_split(wizard):
+    page = wizard.data_page
+    page.set_file(CSV)
+    assert "12 usable examples" in page.detected.text()
+    assert page.combos["prompt_column"].currentText() == "Question"
+    assert page.combos["reply_column"].currentText() == "Answer"
+    assert "Where is my order?" in page.preview.toPlainText()
+    items = [page.problems.item(i).text() for i in range(page.problems.count())]
+    assert len(items) == 1 and items[0].startswith("Skipped: ") and "14" in items[0]  # spreadsheet row 14
+    assert page.split_label.text() == "11 examples to train on, 1 held out to check learning."
+
+
+def test_data_page_blocks_with_reasons(wizard, tmp_path):
+    page = wizard.data_page
+    assert page.reason.text() == "Choose a file with your examples, or use the example dataset, to continue."
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    page.set_file(empty)
+    assert not _next_enabled(wizard) and "empty" in page.reason.text().lower()
+    page.set_file(CSV)
+    page.set_mapping(shape="columns", prompt_column="Nope", reply_column="Answer")
+    assert not _next_enabled(wizard)
+    assert page.reason.text().startswith("None of the rows can be used yet: support.csv has no column 'Nope'")
+    page.set_mapping(shape="columns", prompt_column="Question", reply_column="Answer")
+    assert _next_enabled(wizard)
+
+
+def test_example_dataset_is_one_click_away(wizard):
+    wizard.data_page.example_button.click()
+    assert wizard.choices.data_path is not None and wizard.choices.data_path.parent.name == "examples"
+    assert _next_enabled(wizard), wizard.data_page.reason.text()
+
+
+def test_model_page_blocks_bad_models_and_asks_for_token(wizard, tmp_path):
+    from dragonfarm_gui.logic import tokens
+
+    wizard.data_page.set_file(CSV)
+    wizard.next()
+    page = wizard.model_page
+    page.set_other("not a model id")
+    assert not _next_enabled(wizard) and "is not a Hugging Face model id" in page.reason.text()
+    page.set_other(str(tmp_path / "missing.gguf"))
+    assert "does not exist on this computer" in page.reason.text()
+    folder = tmp_path / "model"
+    folder.mkdir()
+    page.set_other(str(folder))
+    assert "has no config.json" in page.reason.text()
+    (folder / "config.json").write_text("{}")
+    page.set_other(str(folder))
+    assert _next_enabled(wizard)
+    page.select_preset("meta-llama/Llama-3.2-1B-Instruct")
+    assert not _next_enabled(wizard) and "needs a Hugging Face token" in page.reason.text()
+    page.token_edit.setText("not-a-token")
+    assert "does not look like a Hugging Face token" in page.reason.text()
+    page.token_edit.setText("hf_" + "a" * 30)
+    assert _next_enabled(wizard)
+    wizard.next()
+    assert tokens.get_token() == "hf_" + "a" * 30
+    assert tokens.token_file().stat().st_mode & 0o777 == 0o600
+
+
+def test_folder_and_settings_pages_block_with_reasons(wizard, tmp_path):
+    wizard.data_page.set_file(CSV)
+    wizard.next()
+    wizard.next()
+    page = wizard.folder_page
+    (tmp_path / "wizard-runs" / "taken").mkdir(parents=True)
+    page.name_edit.setText("taken")
+    assert not _next_enabled(wizard) and "already exists" in page.reason.text()
+    page.name_edit.setText("my run")
+    assert "no spaces" in page.reason.text()
+    page.name_edit.setText("my-run")
+    assert _next_enabled(wizard)
+    wizard.next()
+    settings = wizard.settings_page
+    settings.fields["epochs"].setValue(0)
+    assert not _next_enabled(wizard)
+    assert settings.reason.text().startswith("Fix this setting: epochs: must be more than 0")
+    assert settings.custom_label.isVisible()
+    settings.radios["thorough"].click()
+    assert _next_enabled(wizard) and settings.fields["epochs"].value() == 5
+    assert "About" in settings.estimate_label.text() and "GB of memory" in settings.estimate_label.text()
