@@ -25,6 +25,8 @@ def _mapping_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--system-column", help="a column with a system prompt for each row")
     g.add_argument("--system", metavar="TEXT", help="one system prompt for every example")
     g.add_argument("--max-length", type=int, help="longest example in tokens (default 1024)")
+    g.add_argument("--tokenizer", metavar="MODEL", help="count lengths in this model's tokens (a preset, Hub id, "
+                   "model folder or .gguf; loads the model's tokenizer, which takes a few seconds)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,12 +82,24 @@ def _safe_stdout() -> None:
             pass
 
 
+def _tokenizer_from(args: argparse.Namespace):
+    """The model's tokenizer, as text -> token ids without special tokens, or None."""
+    if not getattr(args, "tokenizer", None):
+        return None
+    from .models import load_tokenizer, resolve_model_path
+    from .presets import resolve_model_id
+
+    tokenizer = load_tokenizer(resolve_model_path(resolve_model_id(args.tokenizer)))
+    return lambda text: tokenizer.encode(text, add_special_tokens=False)
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .dataimport import inspect_file
 
     _safe_stdout()
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
-                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first)
+                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first,
+                          tokenizer=_tokenizer_from(args))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -105,7 +119,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     run = create_run(args.data, runs_dir=runs_dir(args.runs_dir), name=args.name,
                      model=resolve_model_id(args.model), mapping=_mapping_from(args), sheet=args.sheet,
                      eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=args.seed,
-                     config_overrides=overrides)
+                     config_overrides=overrides, tokenizer=_tokenizer_from(args))
     if args.quiet:
         print(run)
         return 0

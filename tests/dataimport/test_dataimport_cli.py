@@ -167,3 +167,10 @@ def test_inspect_json_and_whole_file_errors(capsys):
     assert main(["inspect", str(fixture("empty.csv"))]) == 2
     assert capsys.readouterr().err == ("dragonfarm: empty.csv is empty.\n"
                                        "Add your examples to it (a header row, then one example per row).\n")
+
+
+def test_lengths_in_the_models_tokens(smollm2_dir, capsys):
+    """With --tokenizer, lengths are SmolLM2 tokens (+4 per message for its chat template)."""
+    assert main(["inspect", "--json", str(fixture("qa.csv")), "--tokenizer", str(smollm2_dir)]) == 0
+    lengths = json.loads(capsys.readouterr().out)["lengths"]
+    assert (lengths["unit"], lengths["min"], lengths["max"], lengths["count"]) == ("tokens", 17, 17, 3)
