@@ -30,7 +30,11 @@ class Problem:
     row: int | None = None   # spreadsheet row / JSON Lines line / JSON item (1-based)
     column: str | None = None
     file: str = ""
-    kind: str = ""           # short id: bad_json, missing_column, empty_reply, ...
+    # kind, a short id. Row errors (row skipped): bad_json, bad_row, not_object, missing_column,
+    # not_text, empty_prompt, empty_reply, roles_order, bad_role. Row warnings (row counted):
+    # duplicate (used once), too_long (kept, cut in training). Whole file (row None):
+    # no_mapping, missing_column, no_rows, no_usable.
+    kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
