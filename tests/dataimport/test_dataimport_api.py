@@ -54,3 +54,13 @@ def test_the_import_library_stays_light():
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_run_names_are_safe_folder_names():
+    from trainer.dataimport import run_name_for
+
+    assert run_name_for("/data/Kundenanfragen (final).xlsx") == "Kundenanfragen-final"
+    assert run_name_for("x.csv", "Beispiele für Kunden") == "Beispiele-für-Kunden"
+    assert run_name_for("x.csv", "a/b\\c:d*e?") == "a-b-c-d-e"
+    assert run_name_for("x.csv", "con") == "run-con"
+    assert run_name_for("x.csv", "...") == "run"

@@ -35,7 +35,7 @@ _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lp
 def run_name_for(data_path: str | Path, name: str | None = None) -> str:
     """A folder-safe run name: the given name, else the data file's name."""
     raw = (name or "").strip() or Path(data_path).stem or "run"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-._")[:60].strip("-._") or "run"
+    slug = re.sub(r"[^\w.-]+", "-", raw).strip("-._")[:60].strip("-._") or "run"
     return f"run-{slug}" if slug.lower() in _RESERVED else slug
 
 
