@@ -70,8 +70,14 @@ def install_excepthook() -> None:
 def app_icon():
     from PySide6.QtGui import QIcon
 
-    path = resource("icons", "dragonfarm.png")
-    return QIcon(str(path)) if path.is_file() else QIcon()
+    icon = QIcon()
+    for size in (16, 32, 48, 64, 128, 256, 512):
+        path = resource("icons", f"dragonfarm-{size}.png")
+        if path.is_file():
+            icon.addFile(str(path))
+    if icon.isNull() and resource("icons", "dragonfarm.png").is_file():
+        icon.addFile(str(resource("icons", "dragonfarm.png")))
+    return icon  # an empty icon (no file) falls back to the platform's default
 
 
 def make_app(argv: list[str] | None = None):

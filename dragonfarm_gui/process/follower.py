@@ -86,7 +86,7 @@ class RunFollower(QObject):
         status_moved = self._moved(STATUS_FILE)
         if status_moved or force_status:
             status = self.run.status()
-            if status != self._last_status:
+            if status != self._last_status or force_status:  # forced: liveness may have changed
                 self._last_status = status
                 self.status_changed.emit(status)
         if self._moved(EVAL_FILE) | self._moved(SAMPLES_FILE):

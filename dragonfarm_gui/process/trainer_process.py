@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,28 +128,61 @@ class Launch:
 
 def start_training(run_dir: str | Path, *, resume: bool = False, hf_token: str | None = None,
                    settings: dict | None = None) -> Launch:
-    """Start `python -m trainer train RUN_DIR [--resume]` detached; returns its pid."""
+    """Start `python -m trainer train RUN_DIR [--resume]` detached; returns its pid.
+
+    QProcess.startDetached (the static form, the one PySide6 gives the pid
+    from) starts it in its own session, so it outlives the window. It takes
+    the app's environment and standard streams at that moment, so both are
+    set just for the call: the trainer's environment (the token only there),
+    and on POSIX stdout/stderr into the run's logs/launcher.log, which keeps
+    what a trainer says if it dies before its own log starts.
+    """
     run_dir = Path(run_dir).resolve()
     settings = load_settings() if settings is None else settings
     args = ["train", str(run_dir)] + (["--resume"] if resume else [])
     program, arguments = trainer_command(*args, settings=settings)
     log_path = run_dir / LAUNCH_LOG
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    proc = QProcess()
-    proc.setProgram(program)
-    proc.setArguments(arguments)
-    proc.setWorkingDirectory(str(run_dir))
-    proc.setProcessEnvironment(_environment(trainer_env(hf_token=hf_token)))
-    proc.setStandardOutputFile(str(log_path), QProcess.OpenModeFlag.Append)
-    proc.setStandardErrorFile(str(log_path), QProcess.OpenModeFlag.Append)
     started_at = time.time()
-    ok, pid = proc.startDetached()
+    with open(log_path, "ab") as log, _environment_for_call(trainer_env(hf_token=hf_token)), _streams_to(log):
+        ok, pid = QProcess.startDetached(program, arguments, str(run_dir))
     if not ok or not pid:
         raise LaunchError(
             f"The trainer could not be started with {program}. "
             "Check the trainer Python in Settings, or run the device check from the Help menu."
         )
     return Launch(run_dir, int(pid), started_at, log_path)
+
+
+@contextmanager
+def _environment_for_call(env: dict[str, str]):
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextmanager
+def _streams_to(log):
+    if os.name != "posix":  # a windowed app has no console streams to hand on
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
 
 
 def launch_log_tail(run_dir: str | Path, limit: int = STDERR_TAIL) -> str:

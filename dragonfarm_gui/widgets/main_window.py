@@ -112,7 +112,8 @@ class MainWindow(QMainWindow):
             from .run_page import RunPage
 
             self.run_page = RunPage(launch_for=lambda p: self.launches.get(str(Path(p).resolve())))
-            for signal, slot in ((self.run_page.cancel_requested, self.cancel_run),
+            for signal, slot in ((self.run_page.start_requested, self.start_run),
+                                 (self.run_page.cancel_requested, self.cancel_run),
                                  (self.run_page.resume_requested, self.resume_run),
                                  (self.run_page.open_folder_requested, self.open_folder),
                                  (self.run_page.duplicate_requested, self.duplicate_run),
@@ -292,6 +293,7 @@ class MainWindow(QMainWindow):
         settings = load_settings()
         settings["window_geometry"] = bytes(self.saveGeometry().toHex()).decode("ascii")
         save_settings(settings)
+        self.statusBar().clearMessage()  # stops the status bar's message timer
         self.run_list.stop()
         if self.run_page is not None:
             self.run_page.stop_following()

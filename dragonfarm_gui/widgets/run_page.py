@@ -24,6 +24,7 @@ NUMBERS = (("step", "Step"), ("loss", "Loss"), ("learning_rate", "Learning rate"
 
 
 class RunPage(QWidget):
+    start_requested = Signal(str)
     cancel_requested = Signal(str)
     resume_requested = Signal(str)
     open_folder_requested = Signal(str)
@@ -83,6 +84,7 @@ class RunPage(QWidget):
         self.buttons: dict[str, QPushButton] = {}
         actions = QHBoxLayout()
         for key, text, tip, signal in (
+            ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
@@ -185,9 +187,12 @@ class RunPage(QWidget):
             message = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)." + (
                 " Press Resume to continue from the last checkpoint." if self.run.checkpoints() else
                 " There is no checkpoint yet, so Resume starts it again.")
+        never_started = not status.get("written_state") and special is None
+        if never_started:
+            message = "This run has not been started yet. Press Start training to begin."
         self.view_state = state
-        color = STATE_COLORS.get(state, "#555")
-        self.state_label.setText(state_words(state))
+        color = "#7a7a7a" if never_started else STATE_COLORS.get(state, "#555")
+        self.state_label.setText("Not started" if never_started else state_words(state))
         self.state_label.setStyleSheet(f"background:{color}; color:white; border-radius:8px; padding:2px 10px;")
         self.message.setText(message)
         self.message.setVisible(bool(message))
@@ -196,9 +201,12 @@ class RunPage(QWidget):
         total, step = status.get("total_steps") or 0, status.get("step") or 0
         self.progress.setRange(0, max(1, int(total)))
         self.progress.setValue(int(min(step, total)) if total else 0)
-        self.progress.setFormat(f"{step} of {total} steps" if total else state_words(state))
-        active = state in st.ACTIVE_STATES
+        self.progress.setFormat(f"{step} of {total} steps" if total else self.state_label.text())
+        active = state in st.ACTIVE_STATES and not never_started
+        self.buttons["start"].setVisible(never_started)
+        self.buttons["cancel"].setVisible(not never_started)
         self.buttons["cancel"].setEnabled(active and not self.run.path.joinpath(st.CANCEL_FILE).exists())
+        self.buttons["resume"].setVisible(not never_started)
         self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
         self.buttons["delete"].setEnabled(not active)
         self._update_numbers()
@@ -209,5 +217,7 @@ class RunPage(QWidget):
 
     def _show_log(self) -> None:
         if self.run is not None:
-            self.show_log_requested.emit(f"{self.run.name}: what went wrong", self.error_text.text(),
-                                         str(self.run.log_path))
+            log = self.run.log_path
+            if not log.is_file():
+                log = self.run.path / "logs" / "launcher.log"
+            self.show_log_requested.emit(f"{self.run.name}: what went wrong", self.error_text.text(), str(log))
