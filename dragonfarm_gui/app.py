@@ -101,8 +101,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from .widgets.main_window import MainWindow
 
-    window = MainWindow(first_start_check=True)
+    self_test = "--self-test" in argv
+    window = MainWindow(first_start_check=not self_test)
     window.show()
+    if self_test:  # the built app proves itself: window, bundle, device check (packaging/build_and_selftest.sh)
+        from .envsetup.selftest import run_self_test
+
+        return run_self_test(app, window)
     QTimer.singleShot(0, window.start)
     log.info("DragonFarm started")
     return app.exec()
