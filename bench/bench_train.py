@@ -33,7 +33,7 @@ def main() -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from conftest import example_chats, smollm2_gguf_path, write_run
+    from dfhelpers import example_chats, smollm2_gguf_path, write_run
     from trainer.api import Run
     from trainer.engine import train
     from trainer.models import gguf_to_folder

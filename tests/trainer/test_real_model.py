@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import example_chats, write_run
+from dfhelpers import example_chats, write_run
 from trainer import status as st
 from trainer.api import Run, verdict
 from trainer.engine import train
