@@ -24,6 +24,7 @@ from . import layout
 
 FLAG = "--self-test"
 REPORT_ENV = "DRAGONFARM_SELFTEST_REPORT"
+SCREENSHOT_ENV = "DRAGONFARM_SELFTEST_SCREENSHOT"   # a .png path: a picture of the main window
 CHECK_TIMEOUT_S = 300
 
 
@@ -97,6 +98,9 @@ def run_self_test(app: Any, window: Any) -> int:
     app.processEvents()
     results: list[dict] = [{"check": "main window", "ok": bool(window.isVisible()),
                             "detail": window.windowTitle() or type(window).__name__}]
+    shot = os.environ.get(SCREENSHOT_ENV)
+    if shot and hasattr(window, "grab"):
+        window.grab().save(shot)
     results += [{"check": name, "ok": ok, "detail": detail} for name, ok, detail in bundle_checks()]
     ok, words, data = run_device_check()
     results.append({"check": "device check", "ok": ok, "detail": words})
