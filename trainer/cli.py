@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "trainer.cli_train",
     "trainer.cli_data",
     "trainer.cli_result",
+    "trainer.cli_gui",
 )
 
 
