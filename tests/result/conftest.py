@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import example_chats, write_run
+from dfhelpers import example_chats, write_run
 
 HERE = Path(__file__).resolve().parent
 FAKE_MODEL = HERE / "fake_chat_model.py"
@@ -40,8 +40,9 @@ def trained_tiny_run(tmp_path_factory, tiny_model_dir) -> Path:
 def smol_run(tmp_path_factory, smollm2_dir) -> Path:
     """A short real run on SmolLM2-135M (3 steps, fp32 so CPU generation is quick)."""
     run_dir = tmp_path_factory.mktemp("result-smol") / "smol-result"
-    write_run(run_dir, str(smollm2_dir), example_chats(12), example_chats(4, 200), max_steps=3, batch_size=4,
-              learning_rate=1e-3, max_length=128, num_samples=2, sample_max_new_tokens=8, precision="fp32")
+    write_run(run_dir, str(smollm2_dir), example_chats(8), example_chats(3, 200), max_steps=3, batch_size=2,
+              learning_rate=1e-3, max_length=128, num_samples=2, sample_max_new_tokens=6, eval_every=3,
+              precision="fp32")
     return _train(run_dir)
 
 

@@ -114,7 +114,7 @@ def test_serve_without_an_adapter_says_so(make_run):
 
 
 def test_fatal_load_error_is_one_line_in_words(tmp_path):
-    from conftest import example_chats, write_run
+    from dfhelpers import example_chats, write_run
 
     run = write_run(tmp_path / "gone", str(tmp_path / "no-such-model"), example_chats(4), example_chats(2))
     server = Serve(run)

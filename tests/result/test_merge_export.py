@@ -69,44 +69,39 @@ def test_compare_words():
 
 
 @pytest.mark.slow
-def test_smollm2_merge_and_gguf_exports(smol_run, capsys):
-    import torch
-
-    from trainer.export.gguf import export_gguf, load_gguf_model, read_gguf_info
+def test_smollm2_merge_and_gguf_exports(smol_run):
+    """The merge check loads merged/ back from disk and generates; each GGUF check loads the file back
+    with transformers' GGUF loader and generates. Their numbers are asserted exactly here."""
+    from trainer.export.gguf import export_gguf, read_gguf_info
+    from trainer.merge import merge_info
     from trainer.models import load_tokenizer
 
-    result = merge(smol_run, print, force=True)
-    assert result.check.ok and result.check.identical == 3, result.check.words()
-    adapter_model, merged_model, tok = _models(smol_run)
-    merged_replies = greedy_ids(merged_model, tok, PROMPTS, max_new_tokens=20)
-    assert greedy_ids(adapter_model, tok, PROMPTS, max_new_tokens=20) == merged_replies
-    del adapter_model
-    layers = merged_model.config.num_hidden_layers
+    result = merge(smol_run, print)
+    assert result.check.ok and result.check.identical == result.check.prompts == 3, result.check.words()
+    reference = merge_info(smol_run)["reference"]
+    assert len(reference["prompts"]) == 3 and all(reference["replies"])
+    config = json.loads((smol_run / "merged" / "config.json").read_text())
     expected = {"token_embd.weight", "output_norm.weight"} | {
-        f"blk.{i}.{name}.weight" for i in range(layers)
+        f"blk.{i}.{name}.weight" for i in range(config["num_hidden_layers"])
         for name in ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up",
                      "ffn_down")}
     template = load_tokenizer(smol_run / "merged").chat_template
-    agreement = {}
     for quant in ("f16", "q8_0"):
         export = export_gguf(smol_run, quant, print)
         assert export.path.name == f"smol-result-{quant}.gguf"
         info = read_gguf_info(export.path)
         assert info["architecture"] == "llama" and set(info["tensors"]) == expected
         assert info["tensors"]["blk.0.attn_q.weight"] == quant.upper()
+        assert info["tensors"]["blk.0.attn_norm.weight"] == "F32"
         assert info["chat_template"] == template
-        assert export.check.ok, export.check.words()
-        gguf_replies = greedy_ids(load_gguf_model(export.path), tok, PROMPTS, max_new_tokens=20)
-        result = compare("gguf", quant, PROMPTS, merged_replies, gguf_replies)
-        agreement[quant] = result.agreement
+        check = export.check
+        print(f"GGUF {quant}: {check.identical} of {check.prompts} identical, agreement {check.agreement:.2f}")
         if quant == "f16":
-            assert gguf_replies == merged_replies  # exact
+            assert check.identical == check.prompts == 3  # exact
         else:
-            assert result.agreement >= 0.75, result.words()  # stated tolerance for q8_0
+            assert check.agreement >= 0.75 and check.ok  # stated tolerance for q8_0
         report = json.loads((smol_run / "export" / f"{export.path.name}.check.json").read_text())
         assert report["tensors"] == len(expected) and report["check"]["ok"]
-    print(f"\nGGUF agreement with the merged model: {agreement}")
-    torch.set_num_threads(2)
 
 
 @pytest.mark.slow
