@@ -121,3 +121,18 @@ def test_fatal_load_error_is_one_line_in_words(tmp_path):
     ev = server.event()
     assert ev["event"] == "error" and ev["fatal"] is True and "does not exist" in ev["text"]
     assert server.proc.wait(timeout=30) == 2
+
+
+def test_chat_repl_in_the_terminal(trained_tiny_run):
+    from trainer.evaluation import generate_reply
+    from trainer.generate import load_for_run
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, "-m", "trainer", "chat", str(trained_tiny_run), "--compare",
+                           "--max-new-tokens", "8"], input="What is 3 plus 4?\n/temp 0.5\n/quit\n", env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    model, tok, _ = load_for_run(trained_tiny_run, device="cpu")
+    expected = generate_reply(model, tok, ASK, "cpu", max_new_tokens=8)
+    assert f"fine-tuned> {expected}\n" in done.stdout
+    assert "base model> " in done.stdout and "(temperature 0.5)" in done.stdout
