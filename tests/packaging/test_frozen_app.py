@@ -1,5 +1,5 @@
 """The frozen app, built with PyInstaller and started with --self-test.
-Slow (about 40 s here: 35 s build, 3 s self-test) and needs PyInstaller:
+Slow (about 40-50 s here: 35-45 s build, 2-3 s self-test) and needs PyInstaller:
     python -m pytest tests/packaging -m slow
 The same as `bash packaging/build_and_selftest.sh`."""
 from __future__ import annotations

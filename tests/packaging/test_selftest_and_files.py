@@ -134,3 +134,20 @@ def test_release_workflow_builds_both():
     assert set(jobs["publish"]["needs"]) == {"windows", "macos"}
     signing = [step for step in jobs["windows"]["steps"] if step.get("name", "").startswith("Sign")]
     assert signing and all(step["if"] == "env.WINDOWS_CERT_PFX_BASE64 != ''" for step in signing)
+
+
+def test_envsetup_never_imports_the_training_stack_and_logic_has_no_qt():
+    import subprocess
+
+    script = (
+        "import sys, importlib\n"
+        "for name in ('torch_index', 'layout', 'steps', 'runner', 'selftest', '__main__'):\n"
+        "    importlib.import_module('dragonfarm_gui.envsetup.' + name)\n"
+        "qt = sorted(m for m in sys.modules if m.startswith('PySide6'))\n"
+        "importlib.import_module('dragonfarm_gui.envsetup.dialog')\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'peft', 'accelerate'))\n"
+        "print('QT:' + ','.join(qt)); print('HEAVY:' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-2:] == ["QT:", "HEAVY:"]
