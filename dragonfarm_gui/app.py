@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -102,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     from .widgets.main_window import MainWindow
 
     self_test = "--self-test" in argv
-    window = MainWindow(first_start_check=not self_test)
+    bench = bool(os.environ.get("DRAGONFARM_GUI_BENCH"))
+    window = MainWindow(first_start_check=not (self_test or bench))
+    if bench:
+        _report_first_paint(window, app)
     window.show()
     if self_test:  # the built app proves itself: window, bundle, device check (packaging/build_and_selftest.sh)
         from .envsetup.selftest import run_self_test
@@ -111,6 +115,24 @@ def main(argv: list[str] | None = None) -> int:
     QTimer.singleShot(0, window.start)
     log.info("DragonFarm started")
     return app.exec()
+
+
+def _report_first_paint(window, app) -> None:
+    """For bench/bench_gui_startup.py: print when the window first painted, then quit."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint and not getattr(self, "done", False):
+                self.done = True
+                print(f"DRAGONFARM_SHOWN {time.time():.6f}", flush=True)
+                QTimer.singleShot(0, lambda: (window.shutdown(), app.quit()))
+            return False
+
+    window._first_paint = FirstPaint(window)
+    window.installEventFilter(window._first_paint)
 
 
 if __name__ == "__main__":  # pragma: no cover

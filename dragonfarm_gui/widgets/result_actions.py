@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
@@ -25,7 +26,7 @@ def summarise(action: str, ok: bool, lines: list[str], words: str) -> tuple[str,
     failed_check = any(x.startswith(("Check FAILED", "The Modelfile's template")) for x in key)
     if not ok and not failed_check:
         return f"{ACTIONS[action]} did not work: {words}", None, False
-    text = " ".join(key) or "Done."
+    text = "\n".join(key) or "Done."
     if failed_check:
         text = "It finished, but its self-check found a problem: " + text
     return text, command, not failed_check
@@ -74,6 +75,7 @@ class ResultActions(QWidget):
         self.progress.hide()
         self.result = QLabel()
         self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.command = QLineEdit()
         self.command.setReadOnly(True)
         self.command.setAccessibleName("ollama command")
