@@ -3,7 +3,7 @@
 Started as `fake_chat_model.py -m trainer serve RUN_DIR [--compare]` (the
 arguments trainer_command adds are ignored). A reply is "<which> says: <last
 user message>" word by word; the prompt "long" gives an endless-looking reply
-(stop it with {"op": "stop"}), and "fail" gives an error event.
+(stop it with {"op": "stop"}), "fail" gives an error event and "crash" ends the process.
 """
 from __future__ import annotations
 
@@ -55,6 +55,12 @@ def main() -> None:
         if request is None:
             return
         rid, text = request["id"], request["messages"][-1]["content"]
+        if text == "crash":
+            sys.stderr.write("Segmentation fault (pretend)\n")
+            sys.stderr.flush()
+            import os
+
+            os._exit(3)
         if text == "fail":
             send(id=rid, event="error", text="The fake model cannot answer that.")
             continue

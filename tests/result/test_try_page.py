@@ -88,6 +88,18 @@ def test_stop_ends_a_long_reply_and_errors_are_shown(page, qt_clean, fake_chat_p
     assert "(no reply: The fake model cannot answer that.)" in page.panes["finetuned"].view.toPlainText()
 
 
+def test_a_model_process_that_dies_is_reported_and_restarted(page, qt_clean, fake_chat_python):
+    failed = []
+    page.process.failed.connect(failed.append)
+    page.send("crash")
+    qt_clean.waitUntil(lambda: bool(failed), timeout=WAIT)
+    assert failed == ["The model process stopped unexpectedly. Its last words: Segmentation fault (pretend)"]
+    assert page.state.text() == failed[0] and page.send_button.isEnabled()
+    assert "(no reply: the model process ended)" in page.panes["finetuned"].view.toPlainText()
+    events = _send(qt_clean, page, "again")  # the next message starts a new process
+    assert events[-1][1:] == ("done", "finetuned says: again")
+
+
 def test_a_process_that_cannot_start_is_reported(page, qt_clean, tmp_path, monkeypatch):
     monkeypatch.setenv("DRAGONFARM_PYTHON", str(tmp_path / "no-such-python"))
     page.send("hello")
