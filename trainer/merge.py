@@ -77,6 +77,9 @@ def merge(run_dir: str | Path, on_progress: Progress = _quiet, force: bool = Fal
     if not run.has_adapter():
         raise UserError(f"The run {run.name} has no trained adapter to merge yet.",
                         "Train it first, or wait until it has finished.")
+    if run.status().get("live"):
+        raise UserError(f"The run {run.name} is still training, so its adapter is still changing.",
+                        "Merge it when it has finished (or stop it first).")
     target = run.path / MERGED_DIR
     if not force and merged_is_current(run.path):
         on_progress(f"merged/ is already up to date: {target}")
