@@ -173,3 +173,17 @@ def samples_html(samples: list[dict]) -> str:
                      f"<td>{cell(s.get('base'))}</td><td><b>{cell(s.get('finetuned'))}</b></td></tr>")
     parts.append("</table>")
     return "".join(parts)
+
+
+def model_words(model: str) -> str:
+    """A short name for a model: the preset's name, a file or folder's name, or the Hub id."""
+    from trainer.presets import find_preset
+
+    if not model:
+        return "?"
+    preset = find_preset(model)
+    if preset:
+        return preset.name
+    if "\\" in model or model.startswith(("/", ".", "~")) or model.lower().endswith(".gguf") or ":" in model[:3]:
+        return Path(model).name
+    return model

@@ -9,7 +9,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from trainer.api import list_runs
 
-from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, state_words
+from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
 
 COLUMNS = (("name", "Name"), ("model", "Model"), ("state", "State"), ("progress", "Progress"),
            ("created_at", "Created"), ("eval_loss", "Held-out loss"))
@@ -121,6 +121,8 @@ class RunListModel(QAbstractTableModel):
                 return fmt_created(row.get("created_at") or "")
             if key == "eval_loss":
                 return fmt_number(row.get("eval_loss")) if row.get("eval_loss") is not None else ""
+            if key == "model":
+                return model_words(str(row.get("model") or ""))
             return str(row.get(key) or "")
         if role == SORT_ROLE:
             if key == "progress":
@@ -134,6 +136,8 @@ class RunListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.get("error"):
                 return row["error"]
+            if key == "model":
+                return str(row.get("model") or "")
             return row["path"]
         return None
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QPushButton, QSplitter, QStackedWidget,
+from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QPushButton, QSplitter, QStackedWidget, QStyle,
                                QVBoxLayout, QWidget)
 
 from trainer import status as st
@@ -100,12 +100,17 @@ class MainWindow(QMainWindow):
         action(run_menu, "D&uplicate as new run…", lambda: self.duplicate_run(self.run_list.current_path()), "Ctrl+D")
         action(run_menu, "&Delete…", lambda: self.delete_run(self.run_list.current_path()), QKeySequence.StandardKey.Delete)
         help_menu = self.menuBar().addMenu("&Help")
-        action(help_menu, "&Check this computer…", self.open_device_check, tip="Which device training will use, and why")
+        self.check_action = action(help_menu, "&Check this computer…", self.open_device_check,
+                                   tip="Which device training will use, and why")
         action(help_menu, "&About DragonFarm", self.about)
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.new_action.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogNewFolder))
         toolbar.addAction(self.new_action)
+        self.check_action.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon))
+        toolbar.addAction(self.check_action)
 
     def ensure_run_page(self):
         if self.run_page is None:

@@ -52,9 +52,11 @@ class RunList(QWidget):
         self.table.setAccessibleName("Runs")
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for col, width in enumerate((190, 170, 150, 70, 120)):
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(60)
+        for col, width in ((1, 110), (2, 150), (3, 70), (4, 120), (5, 95)):
             self.table.setColumnWidth(col, width)
+        header.setToolTip("Click a column title to sort by it")
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.proxy.rowsInserted.connect(self._select_first_if_none)
 

@@ -12,7 +12,7 @@ from trainer import status as st
 from trainer.api import Run
 from trainer.status import pid_alive
 
-from ..logic.runview import STATE_COLORS, launch_view, live_numbers, state_words
+from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
 from ..process.follower import RunFollower
 from ..process.trainer_process import launch_log_tail
 from .loss_plot import LossPlot
@@ -132,7 +132,8 @@ class RunPage(QWidget):
             return
         cfg = self.run.config_dict()
         self.title.setText(f"<span style='font-size:15pt; font-weight:600'>{self.run.name}</span>")
-        self.model_label.setText(f"Model: {cfg.get('model', '?')}")
+        self.model_label.setText(f"Model: {model_words(str(cfg.get('model') or ''))}")
+        self.model_label.setToolTip(str(cfg.get("model") or ""))
         self.results.show_run(None)
         self.follower = RunFollower(self.run.path, self)
         self.follower.progress_added.connect(self._on_records)

@@ -54,7 +54,7 @@ class DataPage(BlockingPage):
         self.path_edit.setReadOnly(True)
         self.path_edit.setPlaceholderText("No file chosen yet")
         self.path_edit.setToolTip("The file with your examples: .csv, .tsv, .xlsx, .json or .jsonl")
-        choose = QPushButton("Choose file…")
+        choose = self.choose_button = QPushButton("Choose file…")
         choose.setToolTip("Pick the file with your examples")
         choose.clicked.connect(self._choose)
         self.example_button = QPushButton("Use the example dataset")
@@ -131,7 +131,8 @@ class DataPage(BlockingPage):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(self.mapping_box)
         ll.addWidget(self.problems_label)
-        ll.addWidget(self.problems, 1)
+        ll.addWidget(self.problems, 100)
+        ll.addStretch(1)  # takes the room when there are no problems to list
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(self.preview)
@@ -144,6 +145,9 @@ class DataPage(BlockingPage):
         layout.addWidget(self.split_label)
         layout.addWidget(self.reason)
         self._show_mapping(None)
+
+    def initializePage(self) -> None:  # noqa: N802
+        self.choose_button.setFocus()
 
     # ----- choosing ---------------------------------------------------------------
     def _choose(self) -> None:
@@ -221,7 +225,7 @@ class DataPage(BlockingPage):
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             report = inspect_file(c.data_path, sheet=sheet or None, mapping=mapping,
-                                  max_length=int(c.settings.get("max_length", 1024)), preview_rows=3)
+                                  max_length=int(c.settings.get("max_length", 1024)), preview_rows=6)
             self.error = None
         except DataImportError as exc:
             report, self.error = None, exc.message + (f" {exc.fix}" if exc.fix else "")
@@ -259,7 +263,8 @@ class DataPage(BlockingPage):
         more = report.problems_total - len(report.problems)
         self.problems_label.setText(f"Problems ({report.problems_total:,}" + (f", first {len(report.problems)} shown)"
                                                                               if more > 0 else ")")
-                                    if report.problems_total else "No problems found")
+                                    if report.problems_total else "No problems found.")
+        self.problems.setVisible(bool(report.problems_total))
         self._split_changed()
 
     def _show_mapping(self, report) -> None:
