@@ -140,6 +140,10 @@ class ResultActions(QWidget):
     def shutdown(self) -> None:
         self.process.stop()
 
+    def refresh(self) -> None:
+        """The run may have finished since: enable what is possible now."""
+        self._update_buttons()
+
     def _ask_pack_path(self) -> str | None:
         suggested = str(Path.home() / f"{self.run.name}.zip")
         path, _ = QFileDialog.getSaveFileName(self, "Share this run", suggested, "DragonFarm run (*.zip)")
