@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
+# Each completes "Training will run on the CPU (slow): ..."; capitalise() starts a sentence.
 FALLBACK_TITLES = {
     "no_torch": "PyTorch is not installed in the training environment",
-    "no_driver": "An NVIDIA GPU is present but its driver is missing",
-    "driver_too_old": "The NVIDIA driver is too old for this PyTorch",
-    "cpu_only_torch": "The installed PyTorch is the CPU-only build",
-    "cuda_unusable": "The GPU was found but PyTorch could not use it",
+    "no_driver": "there is an NVIDIA GPU, but its driver is missing",
+    "driver_too_old": "the NVIDIA driver is too old for this PyTorch",
+    "cpu_only_torch": "the installed PyTorch is the CPU-only build",
+    "cuda_unusable": "the GPU was found, but PyTorch could not use it",
 }
+
+
+def capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def headline(check: dict[str, Any]) -> tuple[str, str]:
@@ -21,9 +26,9 @@ def headline(check: dict[str, Any]) -> tuple[str, str]:
     if device == "mps":
         return "good", "Training will use your Mac's GPU (Apple Silicon)."
     if reason == "no_torch":
-        return "bad", "Training cannot start: " + FALLBACK_TITLES["no_torch"].lower() + "."
+        return "bad", "Training cannot start: " + FALLBACK_TITLES["no_torch"] + "."
     if reason:
-        return "warn", f"Training will run on the CPU (slow): {FALLBACK_TITLES.get(reason, reason).lower()}."
+        return "warn", f"Training will run on the CPU (slow): {FALLBACK_TITLES.get(reason, reason)}."
     return "warn", "Training will run on the CPU. That works for the smallest models, slowly."
 
 

@@ -56,6 +56,12 @@ class DeviceDialog(QDialog):
         self.busy.setTextVisible(False)
         self.form = QFormLayout()
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.values: dict[str, QLabel] = {}
+        for label, _value in dev.rows({}):  # made once, so the dialog is sized for them from the start
+            value = QLabel("…")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.values[label] = value
+            self.form.addRow(label + ":", value)
         self.fallback = QFrame()
         self.fallback.setObjectName("fallbackBox")
         self.fallback.setStyleSheet("#fallbackBox { background:#fff4e5; border:1px solid #f0c080; border-radius:6px; }")
@@ -128,21 +134,19 @@ class DeviceDialog(QDialog):
         self.copy_button.setEnabled(True)
         level, sentence = dev.headline(check)
         self.headline.setText(f"<span style='font-size:12pt; color:{LEVEL_COLORS[level]}'><b>{sentence}</b></span>")
-        while self.form.rowCount():
-            self.form.removeRow(0)
         for label, value in dev.rows(check):
-            val = QLabel(value)
-            val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.form.addRow(label + ":", val)
+            self.values[label].setText(value)
         reason = check.get("cpu_fallback_reason")
         if reason:
-            title = dev.FALLBACK_TITLES.get(reason, "The GPU cannot be used")
+            title = dev.capitalise(dev.FALLBACK_TITLES.get(reason, "the GPU cannot be used"))
             self.reason_label.setText(f"<b>Why the CPU:</b> {title}. {check.get('reason') or ''}")
             self.fix_label.setText(f"<b>The fix:</b> {check.get('fix') or 'No fix is known for this case.'}")
             self.fallback.show()
         else:
             self.fallback.hide()
         self.details.setText(check.get("summary") or "")
+        self.layout().activate()
+        self.adjustSize()  # the fallback box may have appeared
         settings = load_settings()
         settings["device_check"] = check
         settings["device_checked"] = True

@@ -45,9 +45,9 @@ HEADLINES = {
     "cuda": "Training will use your NVIDIA GPU (NVIDIA GeForce RTX 4070).",
     "mps": "Training will use your Mac's GPU (Apple Silicon).",
     "cpu": "Training will run on the CPU. That works for the smallest models, slowly.",
-    "no_driver": "Training will run on the CPU (slow): an nvidia gpu is present but its driver is missing.",
-    "driver_too_old": "Training will run on the CPU (slow): the nvidia driver is too old for this pytorch.",
-    "cpu_only_torch": "Training will run on the CPU (slow): the installed pytorch is the cpu-only build.",
+    "no_driver": "Training will run on the CPU (slow): there is an NVIDIA GPU, but its driver is missing.",
+    "driver_too_old": "Training will run on the CPU (slow): the NVIDIA driver is too old for this PyTorch.",
+    "cpu_only_torch": "Training will run on the CPU (slow): the installed PyTorch is the CPU-only build.",
 }
 
 
