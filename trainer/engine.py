@@ -63,6 +63,7 @@ class Trainer:
         if not resume:
             self._clear_previous_results()
         torch.manual_seed(cfg.seed)
+        torch.set_grad_enabled(True)  # whatever the embedding program did before
         verdict = check(cfg.device)
         if verdict["device"] == "cpu" and cfg.device == "auto" and verdict.get("reason"):
             log.warning("%s Fix: %s", verdict["reason"], verdict["fix"])
