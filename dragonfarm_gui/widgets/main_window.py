@@ -39,7 +39,7 @@ class MainWindow(QMainWindow):
         split.addWidget(self.stack)
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
-        split.setSizes([500, 780])
+        split.setSizes([590, 690])
         split.setChildrenCollapsible(False)
         self.setCentralWidget(split)
         self._make_menus()

@@ -54,7 +54,7 @@ class RunList(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
-        for col, width in ((1, 110), (2, 150), (3, 70), (4, 120), (5, 95)):
+        for col, width in ((1, 105), (2, 125), (3, 62), (4, 112), (5, 88)):
             self.table.setColumnWidth(col, width)
         header.setToolTip("Click a column title to sort by it")
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
