@@ -113,3 +113,29 @@ def test_smollm2_ollama_export(smol_run, capsys):
     text = (smol_run / "Modelfile").read_text()
     assert "\nFROM ./merged\n" in text and 'PARAMETER stop "<|im_end|>"' in text
     assert 'SYSTEM """You are a helpful AI assistant named SmolLM, trained by Hugging Face"""' in text
+
+
+@pytest.mark.slow
+def test_k_quant_goes_through_llama_quantize(trained_tiny_run, tmp_path, monkeypatch):
+    """The f16 -> llama-quantize -> check pipeline, with a stand-in llama-quantize that copies its input."""
+    import os
+    import sys
+
+    from trainer.export.gguf import export_gguf
+
+    run = tmp_path / "tiny"
+    shutil.copytree(trained_tiny_run, run)
+    tool = tmp_path / "bin" / "llama-quantize"
+    tool.parent.mkdir()
+    tool.write_text(f"#!{sys.executable}\nimport shutil, sys\nprint('quantising to', sys.argv[3])\n"
+                    "shutil.copyfile(sys.argv[1], sys.argv[2])\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("LLAMA_CPP_DIR", raising=False)
+    said = []
+    export = export_gguf(run, "q4_k_m", said.append)
+    assert export.path == run / "export" / "tiny-q4_k_m.gguf"
+    assert sorted(p.name for p in (run / "export").iterdir()) == ["tiny-q4_k_m.gguf", "tiny-q4_k_m.gguf.check.json"]
+    assert f"Quantising to q4_k_m with {tool}…" in said and export.check.words() in said
+    assert export.check.ok and export.check.identical == 3  # a copy of the f16 file
+    assert "quantising to Q4_K_M" in (run / "logs" / "export.log").read_text()
