@@ -121,3 +121,30 @@ def test_names_and_command():
     assert mf.ollama_name("***") == "dragonfarm-model"
     assert mf.create_command("my-run", "/runs/my run/Modelfile") == 'ollama create my-run -f "/runs/my run/Modelfile"'
     assert mf.create_command("x", "/r/Modelfile") == "ollama create x -f /r/Modelfile"
+
+
+LLAMA31_TEMPLATE = (  # always a system turn, opening with fixed text; the person's prompt follows it
+    "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{% set sys = messages[0]['content'] %}"
+    "{% set messages = messages[1:] %}{% else %}{% set sys = '' %}{% endif %}"
+    "{{ '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n\n' + sys + '<|eot_id|>' }}"
+    "{% for m in messages %}{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\n\n' + m['content'] + '<|eot_id|>' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}")
+
+
+def test_llama31_fixed_system_text_is_kept_with_and_without_a_system_prompt():
+    tok = JinjaTokenizer(LLAMA31_TEMPLATE, "<|begin_of_text|>", "<|eot_id|>")
+    spec = spec_for_tokenizer(tok, "./merged")
+    assert spec.system is None and spec.system_prefix == "Cutting Knowledge Date: December 2023\n\n"
+    ok, words = template_check(tok, spec, CONVERSATIONS)
+    assert ok, words
+    assert mf.build_modelfile(spec) == (
+        "FROM ./merged\n"
+        'TEMPLATE """{{- if or (not .Messages) (ne (index .Messages 0).Role "system") }}'
+        "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n\n<|eot_id|>{{ end }}"
+        "{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n"
+        '{{ if eq .Role "system" }}Cutting Knowledge Date: December 2023\n\n{{ end }}{{ .Content }}<|eot_id|>{{ end }}'
+        "<|start_header_id|>assistant<|end_header_id|>\n\n"
+        '"""\n'
+        'PARAMETER stop "<|start_header_id|>"\n'
+        'PARAMETER stop "<|end_header_id|>"\n'
+        'PARAMETER stop "<|eot_id|>"\n')

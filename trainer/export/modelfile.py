@@ -33,6 +33,14 @@ TEMPLATES = {
     DRAGONFARM: ("{{- range .Messages }}<|{{ .Role }}|>\n{{ .Content }}{EOS}\n"
                  "{{ end }}<|assistant|>\n"),
 }
+# Llama 3.1+ templates always write a system turn that starts with fixed text
+# ("Cutting Knowledge Date: …"), with the person's system prompt after it.
+LLAMA3_WITH_PREFIX = (
+    '{{- if or (not .Messages) (ne (index .Messages 0).Role "system") }}'
+    "<|start_header_id|>system<|end_header_id|>\n\n{PREFIX}<|eot_id|>{{ end }}"
+    "{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n"
+    '{{ if eq .Role "system" }}{PREFIX}{{ end }}{{ .Content }}<|eot_id|>{{ end }}'
+    "<|start_header_id|>assistant<|end_header_id|>\n\n")
 
 TURN_STOPS = {
     CHATML: ["<|im_start|>", "<|im_end|>"],
@@ -86,6 +94,7 @@ class ModelfileSpec:
     system: str | None = None        # the template's own default system prompt
     eos: str = ""                    # the end-of-text token (DragonFarm's default template)
     comment: str = ""
+    system_prefix: str = ""          # fixed text the template puts before every system prompt (Llama 3.1+)
 
 
 def stop_tokens(family: str, eos_tokens: list[str]) -> list[str]:
@@ -109,6 +118,11 @@ def build_modelfile(spec: ModelfileSpec) -> str:
         raise UserError(f"DragonFarm cannot write an Ollama template for the chat format '{spec.family}'.",
                         "Export as GGUF instead; LM Studio and llama.cpp read the template from the file.")
     template = TEMPLATES[spec.family].replace("{EOS}", spec.eos)
+    if spec.system_prefix:
+        if spec.family != LLAMA3 or "{{" in spec.system_prefix:
+            raise UserError("This model's chat template adds text to every system prompt in a way DragonFarm "
+                            "cannot write for Ollama.", "Export as GGUF instead.")
+        template = LLAMA3_WITH_PREFIX.replace("{PREFIX}", spec.system_prefix)
     lines = [f"# {line}" for line in spec.comment.splitlines()] if spec.comment else []
     lines += [f"FROM {spec.source}", f"TEMPLATE {_quote(template)}"]
     if spec.system:
@@ -122,12 +136,16 @@ def _go_string(text: str) -> str:
 
 
 def render_like_ollama(family: str, messages: list[dict[str, str]], system: str | None = None,
-                       eos: str = "") -> str:
+                       eos: str = "", system_prefix: str = "") -> str:
     """The prompt text Ollama builds from TEMPLATES[family] (SYSTEM goes first when
     the conversation has no system message), ending with the assistant's header."""
     if system and not any(m["role"] == "system" for m in messages):
         messages = [{"role": "system", "content": system}] + list(messages)
     out = []
+    if family == LLAMA3 and system_prefix:
+        if not messages or messages[0]["role"] != "system":
+            out.append(f"<|start_header_id|>system<|end_header_id|>\n\n{system_prefix}<|eot_id|>")
+        messages = [dict(m, content=system_prefix + m["content"]) if m["role"] == "system" else m for m in messages]
     if family == CHATML:
         out += [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
         out.append("<|im_start|>assistant\n")

@@ -43,8 +43,16 @@ def spec_for_tokenizer(tokenizer: Any, source: str, comment: str = "") -> mf.Mod
     probe = [{"role": "user", "content": "PROBE"}]
     rendered = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
     system = mf.default_system_from(family, rendered, tokenizer.bos_token)
+    prefix = ""
+    if system:  # is it a default, or fixed text that comes before any system prompt too?
+        given = tokenizer.apply_chat_template([{"role": "system", "content": "PROBESYS"}] + probe, tokenize=False,
+                                              add_generation_prompt=True)
+        with_given = mf.default_system_from(family, given, tokenizer.bos_token) or ""
+        if with_given.endswith("PROBESYS") and with_given[:-len("PROBESYS")] == system:
+            prefix, system = system, None
     eos = [tokenizer.eos_token] if tokenizer.eos_token else []
-    return mf.ModelfileSpec(family, source, mf.stop_tokens(family, eos), system, tokenizer.eos_token or "", comment)
+    return mf.ModelfileSpec(family, source, mf.stop_tokens(family, eos), system, tokenizer.eos_token or "", comment,
+                            system_prefix=prefix)
 
 
 def template_check(tokenizer: Any, spec: mf.ModelfileSpec, prompts: list[list[dict[str, str]]]) -> tuple[bool, str]:
@@ -52,7 +60,7 @@ def template_check(tokenizer: Any, spec: mf.ModelfileSpec, prompts: list[list[di
     bos = tokenizer.bos_token or ""
     for messages in prompts:
         own = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        ours = mf.render_like_ollama(spec.family, messages, spec.system, spec.eos)
+        ours = mf.render_like_ollama(spec.family, messages, spec.system, spec.eos, spec.system_prefix)
         if bos and own.startswith(bos) and not ours.startswith(bos):
             own = own[len(bos):]  # the template writes the BOS token, which llama.cpp adds by itself
         if own != ours:
