@@ -27,6 +27,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 820)
         self.setMinimumSize(820, 560)
         self.launches: dict[str, Launch] = {}
+        self.tool_windows: list = []
         self.run_page = None  # made on first use: it brings in pyqtgraph
         self.runs_dir = runs_dir()
         self.run_list = RunList(self.runs_dir)
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self.new_action = action(file_menu, "&New run…", lambda: self.new_run(), QKeySequence.StandardKey.New,
                                  "Start the new-run wizard")
+        action(file_menu, "&Import run…", self.import_run, tip="Bring in a run someone shared with you (.zip)")
         action(file_menu, "&Settings…", self.open_settings, QKeySequence.StandardKey.Preferences,
                "Runs folder, trainer Python and Hugging Face token")
         file_menu.addSeparator()
@@ -118,6 +120,7 @@ class MainWindow(QMainWindow):
 
             self.run_page = RunPage(launch_for=lambda p: self.launches.get(str(Path(p).resolve())))
             for signal, slot in ((self.run_page.start_requested, self.start_run),
+                                 (self.run_page.tools_requested, self.open_tools),
                                  (self.run_page.cancel_requested, self.cancel_run),
                                  (self.run_page.resume_requested, self.resume_run),
                                  (self.run_page.open_folder_requested, self.open_folder),
@@ -164,30 +167,30 @@ class MainWindow(QMainWindow):
     def start_run(self, path: str | Path, resume: bool = False) -> Launch | None:
         from ..logic import tokens
 
+        if not self.ensure_environment():
+            return None
         try:
             launch = start_training(path, resume=resume, hf_token=tokens.get_token())
-        except NoTrainerPython:
-            launch = self._setup_environment_then(path, resume)
+        except NoTrainerPython as exc:
+            show_error(self, "Training could not start", f"{exc} Choose a trainer Python in Settings.")
+            return None
         except LaunchError as exc:
             show_error(self, "Training could not start", str(exc))
             return None
-        if launch is not None:
-            self.launches[str(Path(path).resolve())] = launch
-            self.run_list.select_path(str(path))
-            if self.run_page is not None:
-                self.run_page.refresh()
+        self.launches[str(Path(path).resolve())] = launch
+        self.run_list.select_path(str(path))
+        if self.run_page is not None:
+            self.run_page.refresh()
         return launch
 
-    def _setup_environment_then(self, path, resume):
+    def ensure_environment(self) -> bool:
+        """In the installed app, set up the training environment on first use
+        (the packaging's dialog; it returns at once when nothing is needed)."""
         try:
             from ..envsetup import open_setup_dialog
         except ImportError:
-            show_error(self, "Training could not start", "The training environment is not set up yet, and this "
-                       "copy of DragonFarm cannot set it up. Choose a trainer Python in Settings.")
-            return None
-        if open_setup_dialog(self):
-            return self.start_run(path, resume)
-        return None
+            return True
+        return bool(open_setup_dialog(self))
 
     def cancel_run(self, path: str) -> None:
         if path:
@@ -200,6 +203,24 @@ class MainWindow(QMainWindow):
         if path and Run(path).state in (st.INTERRUPTED, st.CANCELLED, st.FAILED):
             st.clear_cancel(path)
             self.start_run(path, resume=True)
+
+    def open_tools(self, path: str):
+        from .run_tools import RunToolsWindow
+
+        if not path:
+            return None
+        window = RunToolsWindow(path, self)
+        self.tool_windows.append(window)
+        window.finished.connect(lambda _r, w=window: self.tool_windows.remove(w) if w in self.tool_windows else None)
+        window.show()
+        return window
+
+    def import_run(self) -> None:
+        from .import_run import import_run_dialog
+
+        path = import_run_dialog(self, self.runs_dir)
+        if path:
+            self.run_list.select_path(str(path))
 
     def open_folder(self, path: str) -> None:
         if path:
@@ -247,6 +268,8 @@ class MainWindow(QMainWindow):
     def open_device_check(self):
         from .device_dialog import DeviceDialog
 
+        if not self.ensure_environment():
+            return None
         if self.device_dialog is None:
             self.device_dialog = DeviceDialog(self)
         self.device_dialog.show()
@@ -304,6 +327,8 @@ class MainWindow(QMainWindow):
             self.run_page.stop_following()
         if self.device_dialog is not None:
             self.device_dialog.runner.stop()
+        for window in list(self.tool_windows):
+            window.shutdown()
 
     def _restore_geometry(self) -> None:
         geometry = load_settings().get("window_geometry")

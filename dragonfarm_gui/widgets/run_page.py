@@ -25,6 +25,7 @@ NUMBERS = (("step", "Step"), ("loss", "Loss"), ("learning_rate", "Learning rate"
 
 class RunPage(QWidget):
     start_requested = Signal(str)
+    tools_requested = Signal(str)
     cancel_requested = Signal(str)
     resume_requested = Signal(str)
     open_folder_requested = Signal(str)
@@ -87,6 +88,8 @@ class RunPage(QWidget):
             ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
+            ("tools", "Try it and export…", "Chat with the fine-tuned model, compare it with the base model, "
+             "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
             ("duplicate", "Duplicate as new run…", "Start the new-run wizard with this run's data and settings", self.duplicate_requested),
             ("delete", "Delete…", "Move this run to the trash (asks first)", self.delete_requested),
@@ -210,6 +213,7 @@ class RunPage(QWidget):
         self.buttons["resume"].setVisible(not never_started)
         self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
         self.buttons["delete"].setEnabled(not active)
+        self.buttons["tools"].setEnabled(state in (st.DONE, st.CANCELLED) and self.run.has_adapter())
         self._update_numbers()
 
     def _update_numbers(self) -> None:

@@ -62,6 +62,13 @@ class SettingsDialog(QDialog):
         form.addRow("Trainer Python:", _row(self.python_edit, python_browse))
         form.addRow("Hugging Face token:", _row(self.token_edit, self.remove_token))
         form.addRow("", token_note)
+        from trainer.launch import is_frozen
+
+        if is_frozen():
+            repair = QPushButton("Repair training environment…")
+            repair.setToolTip("Set up the training environment again (PyTorch and the libraries DragonFarm trains with)")
+            repair.clicked.connect(self._repair)
+            form.addRow("Training environment:", repair)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -79,6 +86,11 @@ class SettingsDialog(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "Trainer Python", str(Path(sys.executable).parent))
         if path:
             self.python_edit.setText(path)
+
+    def _repair(self) -> None:
+        from ..envsetup import open_setup_dialog
+
+        open_setup_dialog(self, repair=True)
 
     def _remove_token(self) -> None:
         tokens.clear_token()

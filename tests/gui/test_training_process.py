@@ -45,6 +45,11 @@ def test_run_reaches_done_and_page_shows_result(window, qtbot, sample_run, fake_
     model = window.run_list.model
     qtbot.waitUntil(lambda: model.data(model.index(0, 2)) == "Finished", timeout=5000)
     assert model.data(model.index(0, 5)) == "1.100"
+    assert page.buttons["tools"].isEnabled()
+    tools = window.open_tools(str(sample_run))
+    assert [tools.tabs.tabText(i) for i in range(tools.tabs.count())] == ["Try it", "Merge, export and share"]
+    tools.close()
+    assert window.tool_windows == []
 
 
 def test_cancel_ends_cancelled(window, qtbot, sample_run, fake_python, monkeypatch):
