@@ -2,6 +2,10 @@
 rendering check against the model's own (Jinja) template."""
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import jinja2
 import pytest
 
@@ -148,3 +152,31 @@ def test_llama31_fixed_system_text_is_kept_with_and_without_a_system_prompt():
         'PARAMETER stop "<|start_header_id|>"\n'
         'PARAMETER stop "<|end_header_id|>"\n'
         'PARAMETER stop "<|eot_id|>"\n')
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain (apt install golang-go)")
+def test_the_go_templates_render_like_the_python_mirror(tmp_path):
+    """Ollama's TEMPLATE is Go text/template: run each one through Go itself."""
+    import json
+    import subprocess
+
+    source = Path(__file__).parent / "gotemplate" / "main.go"
+    (tmp_path / "main.go").write_text(source.read_text())
+    (tmp_path / "go.mod").write_text("module gotemplate\n\ngo 1.18\n")
+    conversations = CONVERSATIONS + [[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"},
+                                      {"role": "user", "content": "Again"}]]
+    cases, expected = [], []
+    variants = [(family, "") for family in mf.TEMPLATES] + [(mf.LLAMA3, "Cutting Knowledge Date: December 2023\n\n")]
+    for family, prefix in variants:
+        text = mf.build_modelfile(mf.ModelfileSpec(family, "./merged", eos="</s>", system_prefix=prefix))
+        template = text.split('TEMPLATE """', 1)[1].split('"""', 1)[0]
+        for messages in conversations:
+            cases.append({"Template": template,
+                          "Messages": [{"Role": m["role"], "Content": m["content"]} for m in messages]})
+            expected.append(mf.render_like_ollama(family, messages, None, "</s>", prefix))
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOCACHE=str(tmp_path / "cache"), GOPATH=str(tmp_path / "gopath"))
+    done = subprocess.run(["go", "run", "main.go"], cwd=tmp_path, input=json.dumps(cases), capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected
+    assert len(expected) == 15  # 5 templates x 3 conversations
