@@ -86,7 +86,7 @@ class TryPage(QWidget):
         self.process.token.connect(self._on_token)
         self.process.reply_ended.connect(self._on_reply_ended)
         self.process.failed.connect(self._on_failed)
-        self.owner: dict[str, ChatPane] = {}
+        self.owner: dict[str, ChatPane | None] = {}  # request id -> its pane (None: cleared away)
 
         self.header = QLabel()
         self.header.setWordWrap(True)
@@ -188,6 +188,7 @@ class TryPage(QWidget):
     def clear(self) -> None:
         if self.busy():
             self.process.stop()
+            self.owner = dict.fromkeys(self.owner)  # their last words go nowhere
         for pane in self.panes.values():
             pane.clear()
 
@@ -220,8 +221,9 @@ class TryPage(QWidget):
         self._update_buttons()
 
     def _on_failed(self, words: str) -> None:
-        for rid, pane in list(self.owner.items()):
-            pane.end_reply("error", "the model process ended")
+        for pane in self.owner.values():
+            if pane is not None:
+                pane.end_reply("error", "the model process ended")
         self.owner.clear()
         self.state.setText(words)
         self._update_buttons()

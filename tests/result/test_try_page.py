@@ -88,6 +88,21 @@ def test_stop_ends_a_long_reply_and_errors_are_shown(page, qt_clean, fake_chat_p
     assert "(no reply: The fake model cannot answer that.)" in page.panes["finetuned"].view.toPlainText()
 
 
+def test_new_conversation_mid_reply_forgets_it(page, qt_clean, fake_chat_python):
+    tokens, events = [], []
+    page.process.token.connect(lambda rid, t: tokens.append(t))
+    page.process.reply_ended.connect(lambda *a: events.append(a))
+    page.send("long")
+    qt_clean.waitUntil(lambda: len(tokens) >= 2, timeout=WAIT)
+    page.clear()
+    qt_clean.waitUntil(lambda: bool(events), timeout=WAIT)
+    pane = page.panes["finetuned"]
+    assert pane.view.toPlainText() == "" and pane.history == [] and not page.busy()
+    _send(qt_clean, page, "fresh start")
+    assert pane.history == [{"role": "user", "content": "fresh start"},
+                            {"role": "assistant", "content": "finetuned says: fresh start"}]
+
+
 def test_a_model_process_that_dies_is_reported_and_restarted(page, qt_clean, fake_chat_python):
     failed = []
     page.process.failed.connect(failed.append)
