@@ -249,28 +249,3 @@ def test_gui_modules_import_without_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
-
-def test_result_tabs_follow_the_run_shown(qt_clean, tmp_path, fake_chat_python):
-    from PySide6.QtWidgets import QLabel, QTabWidget
-
-    from dragonfarm_gui.widgets.result_tabs import ResultTabs
-
-    tabs = QTabWidget()
-    qt_clean.addWidget(tabs)
-    tabs.addTab(QLabel("training"), "Training")
-    result_tabs = ResultTabs(tabs)
-    first, second = fake_run(tmp_path / "a", "first"), fake_run(tmp_path / "b", "second")
-    result_tabs.show_run(first)
-    assert [tabs.tabText(i) for i in range(tabs.count())] == ["Training", "Try it", "Use it"]
-    page = result_tabs.try_page
-    page.send("hi")
-    qt_clean.waitUntil(lambda: not page.busy(), timeout=WAIT)
-    assert page.process.is_running()
-    result_tabs.show_run(first)  # the same run: kept, conversation and process too
-    assert result_tabs.try_page is page
-    result_tabs.show_run(second)
-    assert not page.process.is_running() and result_tabs.try_page.run.path == second
-    assert tabs.count() == 3
-    result_tabs.show_run(None)
-    assert tabs.count() == 1
-    result_tabs.shutdown()
