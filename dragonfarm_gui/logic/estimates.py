@@ -58,7 +58,7 @@ def _same(a, b) -> bool:
 
 # Rough training throughput (tokens per second) for a 1B-parameter model;
 # smaller models scale up roughly in proportion. Deliberately cautious.
-_TOKENS_PER_S_PER_B = {"cuda": 9000.0, "mps": 1500.0, "cpu": 120.0}
+_TOKENS_PER_S_PER_B = {"cuda": 9000.0, "mps": 1500.0, "cpu": 60.0}
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,28 @@ class Estimate:
                 f"needing about {self.memory_gb:.1f} GB of memory.")
 
 
+def measured_speed(runs_dir, device: str) -> float | None:
+    """Tokens per second for a 1B model on this machine, from the newest finished
+    run on the same device (its speed times its size), or None."""
+    from trainer.api import list_runs
+
+    best = None
+    for run in list_runs(runs_dir):
+        s = run.status()
+        tps = (s.get("metrics") or {}).get("tokens_per_second")
+        params = s.get("params_total")
+        if s.get("state") == "done" and s.get("device") == device and isinstance(tps, (int, float)) and tps > 0 \
+                and isinstance(params, (int, float)) and params > 0:
+            when = s.get("updated_at") or 0
+            if best is None or when > best[0]:
+                best = (when, tps * params / 1e9)
+    return best[1] if best else None
+
+
 def estimate(config: TrainConfig, train_examples: int, avg_tokens: float,
-             params_b: float | None, device: str = "cpu") -> Estimate:
-    """A rough, honest estimate: better a range of minutes than a false promise."""
+             params_b: float | None, device: str = "cpu", speed_per_b: float | None = None) -> Estimate:
+    """A rough, honest estimate: better a range of minutes than a false promise.
+    speed_per_b: this machine's measured speed (see measured_speed), if known."""
     device = device if device in _TOKENS_PER_S_PER_B else "cpu"
     params_b = params_b if params_b and params_b > 0 else 0.5
     per_step = max(1, config.batch_size * config.gradient_accumulation)
@@ -84,7 +103,7 @@ def estimate(config: TrainConfig, train_examples: int, avg_tokens: float,
     steps = config.max_steps if config.max_steps > 0 else max(1, math.ceil(steps_per_epoch * config.epochs))
     tokens_per_example = min(max(avg_tokens, 1.0), config.max_length)
     total_tokens = steps * per_step * tokens_per_example
-    speed = _TOKENS_PER_S_PER_B[device] / params_b
+    speed = (speed_per_b or _TOKENS_PER_S_PER_B[device]) / params_b
     seconds = total_tokens / speed + 20.0 + 15.0 * params_b  # plus loading the model
     bytes_per_param = 4 if device == "cpu" else 2
     weights = params_b * bytes_per_param

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBo
 from trainer.config import DEVICES, PRECISIONS, SCHEDULERS, ConfigError, TrainConfig
 from trainer.settings import load_settings
 
-from ..logic.estimates import BEGINNER_PRESETS, estimate, matching_preset
+from ..logic.estimates import BEGINNER_PRESETS, estimate, matching_preset, measured_speed
 from ..logic.new_run import ADVANCED_FIELDS, HELP, LABELS
 from .common import BlockingPage
 
@@ -180,8 +180,10 @@ class SettingsPage(BlockingPage):
             return
         check = load_settings().get("device_check") or {}
         device = config.device if config.device != "auto" else check.get("device", "cpu")
-        est = estimate(config, c.usable_train_examples(), c.average_tokens(), c.params_b, device)
-        extra = "" if c.params_b else " (The model's size is unknown, so this is a guess.)"
+        speed = measured_speed(c.runs_dir, device) if c.runs_dir else None
+        est = estimate(config, c.usable_train_examples(), c.average_tokens(), c.params_b, device, speed)
+        extra = " (From the speed of your last run on this computer.)" if speed else ""
+        extra += "" if c.params_b else " (The model's size is unknown, so this is a guess.)"
         if not check:
             extra += " Run Help > Check this computer for a better estimate."
         self.estimate_label.setText("<b>Estimate:</b> " + est.words() + extra)

@@ -151,8 +151,20 @@ def test_estimates_and_presets():
     assert est.steps == 50
     gpu = estimate(cfg, train_examples=100, avg_tokens=200, params_b=0.135, device="cuda")
     assert gpu.seconds < est.seconds and gpu.memory_gb < est.memory_gb
+    measured = estimate(cfg, train_examples=100, avg_tokens=200, params_b=0.135, device="cpu", speed_per_b=2.7)
+    assert round(measured.seconds) == round(50 * 4 * 200 / 20.0 + 20.0 + 15.0 * 0.135)
     assert matching_preset(preset_by_key("quick").values) == "quick"
     assert matching_preset(dict(preset_by_key("quick").values, epochs=2)) is None
+
+
+def test_measured_speed_comes_from_the_last_finished_run(runs_dir, sample_run):
+    from dragonfarm_gui.logic.estimates import measured_speed
+
+    assert measured_speed(runs_dir, "cpu") is None
+    write_status(sample_run, st.DONE, live=False, device="cpu", params_total=135_000_000,
+                 metrics={"tokens_per_second": 200.0})
+    assert measured_speed(runs_dir, "cpu") == 200.0 * 0.135
+    assert measured_speed(runs_dir, "cuda") is None
 
 
 def test_run_names_and_model_words(tmp_path):
