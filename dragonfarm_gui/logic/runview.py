@@ -71,10 +71,20 @@ def fmt_device(status: dict) -> str:
     return f"{text} ({precision})" if precision else text
 
 
-def fmt_created(created_at: str) -> str:
+def fmt_created(created_at: str, now: float | None = None) -> str:
+    """'30 Nov 12:27' in local time ('30 Nov 2025' for another year)."""
+    import datetime as dt
+
     if not created_at:
         return ""
-    return created_at.replace("T", " ")[:16]
+    try:
+        when = dt.datetime.fromisoformat(created_at)
+    except ValueError:
+        return created_at[:16]
+    if when.tzinfo is not None:
+        when = when.astimezone()
+    this_year = dt.datetime.fromtimestamp(now if now is not None else time.time()).year
+    return when.strftime("%d %b %H:%M" if when.year == this_year else "%d %b %Y").lstrip("0")
 
 
 def live_numbers(status: dict, last_train: dict | None) -> dict[str, str]:

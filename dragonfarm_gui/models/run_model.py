@@ -12,7 +12,9 @@ from trainer.api import list_runs
 from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
 
 COLUMNS = (("name", "Name"), ("model", "Model"), ("state", "State"), ("progress", "Progress"),
-           ("created_at", "Created"), ("eval_loss", "Held-out loss"))
+           ("created_at", "Created"), ("eval_loss", "Held-out"))
+HEADER_TIPS = {"eval_loss": "Loss on the held-out examples after training (lower is better)",
+               "progress": "Steps done of all steps", "created_at": "When the run was made"}
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
 STATE_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -101,6 +103,8 @@ class RunListModel(QAbstractTableModel):
     def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS.get(COLUMNS[section][0])
         return None
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):

@@ -54,9 +54,9 @@ class RunList(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
-        for col, width in ((1, 105), (2, 125), (3, 62), (4, 112), (5, 88)):
+        for col, width in ((1, 105), (2, 110), (3, 62), (4, 88), (5, 66)):
             self.table.setColumnWidth(col, width)
-        header.setToolTip("Click a column title to sort by it")
+        header.setStretchLastSection(False)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.proxy.rowsInserted.connect(self._select_first_if_none)
 

@@ -198,6 +198,8 @@ class RunPage(QWidget):
         color = "#7a7a7a" if never_started else STATE_COLORS.get(state, "#555")
         self.state_label.setText("Not started" if never_started else state_words(state))
         self.state_label.setStyleSheet(f"background:{color}; color:white; border-radius:8px; padding:2px 10px;")
+        if message.strip().rstrip(".").lower() == state_words(state).lower():
+            message = ""  # the badge already says it
         self.message.setText(message)
         self.message.setVisible(bool(message))
         self.error_box.setVisible(bool(error))
