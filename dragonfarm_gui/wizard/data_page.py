@@ -52,6 +52,7 @@ class DataPage(BlockingPage):
 
         self.path_edit = QLineEdit()
         self.path_edit.setReadOnly(True)
+        self.path_edit.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # start on "Choose file…", not a selected path
         self.path_edit.setPlaceholderText("No file chosen yet")
         self.path_edit.setToolTip("The file with your examples: .csv, .tsv, .xlsx, .json or .jsonl")
         choose = self.choose_button = QPushButton("Choose file…")
@@ -109,6 +110,9 @@ class DataPage(BlockingPage):
         self.preview.setToolTip("The first examples as the model will see them")
         self.preview.setAccessibleName("Preview of the first examples")
         self.problems = QListWidget()
+        self.problems.setWordWrap(True)
+        self.problems.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.problems.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.problems.setToolTip("Rows that will be skipped (errors) or used with care (warnings)")
         self.problems.setAccessibleName("Problems found in the file")
         self.problems_label = QLabel("Problems")
@@ -259,7 +263,9 @@ class DataPage(BlockingPage):
                               + (f", {n.skipped:,} skipped" if n.skipped else "")
                               + (f", {n.duplicates:,} duplicates left out" if n.duplicates else "") + ".")
         for p in report.problems:
-            self.problems.addItem(("Skipped: " if p.severity == "error" else "Note: ") + p.message)
+            text = ("Skipped: " if p.severity == "error" else "Note: ") + p.message
+            self.problems.addItem(text)
+            self.problems.item(self.problems.count() - 1).setToolTip(text)
         more = report.problems_total - len(report.problems)
         self.problems_label.setText(f"Problems ({report.problems_total:,}" + (f", first {len(report.problems)} shown)"
                                                                               if more > 0 else ")")
