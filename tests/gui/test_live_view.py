@@ -1,6 +1,8 @@
 """The live view: new progress lines reach the plot and labels; status changes reach the list."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from trainer import status as st
 
 from .helpers import append_line, append_raw, train_line, write_status
@@ -98,3 +100,37 @@ def test_progress_reset_when_file_shrinks(window, qtbot, sample_run):
     (sample_run / "progress.jsonl").write_text("")
     append_line(sample_run, train_line(1, 2.9))
     qtbot.waitUntil(lambda: page.plot.losses == [2.9], timeout=WAIT)
+
+
+def test_run_list_sorts_and_filters(window, qtbot, runs_dir, sample_run):
+    from trainer.dataimport import create_run
+
+    from .conftest import FIXTURES
+
+    other = create_run(FIXTURES / "support.csv", runs_dir=runs_dir, name="another")
+    write_status(sample_run, st.DONE, live=False, step=3, total_steps=3)
+    st.write_json_atomic(sample_run / "eval.json", {"before": {"loss": 3.0}, "after": {"loss": 2.0}})
+    write_status(other, st.DONE, live=False, step=3, total_steps=3)
+    st.write_json_atomic(other / "eval.json", {"before": {"loss": 3.0}, "after": {"loss": 1.0}})
+    rl = window.run_list
+    proxy = rl.proxy
+    qtbot.waitUntil(lambda: proxy.rowCount() == 2 and proxy.index(0, 5).data() in ("1.000", "2.000"), timeout=WAIT)
+
+    def names():
+        return [proxy.index(r, 0).data() for r in range(proxy.rowCount())]
+
+    rl.table.sortByColumn(5, Qt.SortOrder.AscendingOrder)
+    assert names() == ["another", "support"]
+    rl.table.sortByColumn(5, Qt.SortOrder.DescendingOrder)
+    assert names() == ["support", "another"]
+    rl.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    assert names() == ["another", "support"]
+    rl.search.setText("SUPP")
+    assert names() == ["support"]
+    rl.search.clear()
+    rl.state_filter.setCurrentIndex(1)  # Running
+    assert names() == []
+    write_status(other, st.TRAINING, step=1, total_steps=3)
+    qtbot.waitUntil(lambda: names() == ["another"], timeout=WAIT)
+    rl.state_filter.setCurrentIndex(2)  # Finished
+    assert names() == ["support"]
