@@ -159,6 +159,9 @@ class MainWindow(QMainWindow):
 
         wizard = NewRunWizard(self.runs_dir, prefill=prefill, use_example=use_example, parent=self)
         if wizard.exec() and wizard.created_run:
+            folder = Path(wizard.created_run).parent
+            if folder.resolve() != self.runs_dir.resolve():  # the person chose another runs folder
+                self.set_runs_dir(folder, remember=True)
             self.run_list.select_path(str(wizard.created_run))
             if wizard.start_now:
                 self.start_run(wizard.created_run)
@@ -259,11 +262,17 @@ class MainWindow(QMainWindow):
         from .settings_dialog import SettingsDialog
 
         if SettingsDialog(self).exec():
-            new_dir = runs_dir()
-            if new_dir != self.runs_dir:
-                self.runs_dir = new_dir
-                self.run_list.model.set_runs_dir(new_dir)
-                self.statusBar().showMessage(f"Runs folder: {self.runs_dir}")
+            self.set_runs_dir(runs_dir())
+
+    def set_runs_dir(self, folder: Path, remember: bool = False) -> None:
+        if remember:
+            settings = load_settings()
+            settings["runs_dir"] = str(folder)
+            save_settings(settings)
+        if Path(folder) != self.runs_dir:
+            self.runs_dir = Path(folder)
+            self.run_list.model.set_runs_dir(self.runs_dir)
+            self.statusBar().showMessage(f"Runs folder: {self.runs_dir}")
 
     def open_device_check(self):
         from .device_dialog import DeviceDialog

@@ -178,3 +178,26 @@ def test_detached_trainer_outlives_the_window(qtbot, runs_dir, sample_run, fake_
     assert st.pid_alive(launch.pid)
     qtbot.waitUntil(lambda: Run(sample_run).state == st.DONE, timeout=WAIT)
     assert sys.platform != "win32"  # the fake trainer is a POSIX script
+
+
+def test_wizard_start_trains_the_new_run(window, qtbot, runs_dir, fake_python, monkeypatch):
+    from PySide6.QtWidgets import QWizard
+
+    from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
+
+    from .conftest import FIXTURES
+
+    def drive(wiz):
+        wiz.show()
+        wiz.data_page.set_file(FIXTURES / "support.csv")
+        for _ in range(4):
+            wiz.next()
+        wiz.button(QWizard.WizardButton.FinishButton).click()
+        return wiz.result()
+
+    monkeypatch.setattr(NewRunWizard, "exec", drive)
+    wiz = window.new_run()
+    assert wiz.created_run is not None and wiz.created_run.parent == runs_dir and wiz.start_now
+    page = _page(window, qtbot, wiz.created_run)
+    _wait_state(qtbot, page, st.DONE)
+    assert Run(wiz.created_run).status()["step"] == 6
