@@ -211,7 +211,12 @@ class RunPage(QWidget):
         active = state in st.ACTIVE_STATES and not never_started
         self.buttons["start"].setVisible(never_started)
         self.buttons["cancel"].setVisible(not never_started)
-        self.buttons["cancel"].setEnabled(active and not self.run.path.joinpath(st.CANCEL_FILE).exists())
+        asked = self.run.path.joinpath(st.CANCEL_FILE).exists()
+        self.buttons["cancel"].setEnabled(active)
+        self.buttons["cancel"].setText("Stop now…" if active and asked else "Cancel")
+        self.buttons["cancel"].setToolTip(
+            "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
+            if active and asked else "Stop training; the adapter trained so far is saved")
         self.buttons["resume"].setVisible(not never_started)
         self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
         self.buttons["delete"].setEnabled(not active)

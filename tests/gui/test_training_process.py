@@ -201,3 +201,18 @@ def test_wizard_start_trains_the_new_run(window, qtbot, runs_dir, fake_python, m
     page = _page(window, qtbot, wiz.created_run)
     _wait_state(qtbot, page, st.DONE)
     assert Run(wiz.created_run).status()["step"] == 6
+
+
+def test_cancel_twice_offers_stop_now(window, qtbot, sample_run, fake_python, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setenv("FAKE_HANG_AT", "2")  # hangs (with heartbeats) before it would see the request
+    page = _page(window, qtbot, sample_run)
+    window.start_run(sample_run)
+    qtbot.waitUntil(lambda: Run(sample_run).status().get("step") == 1, timeout=WAIT)
+    page.buttons["cancel"].click()
+    qtbot.waitUntil(lambda: page.buttons["cancel"].text() == "Stop now…", timeout=5000)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    page.buttons["cancel"].click()
+    _wait_state(qtbot, page, st.INTERRUPTED, timeout=10_000)
+    assert page.buttons["resume"].isEnabled()
