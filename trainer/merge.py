@@ -70,6 +70,14 @@ def merge(run_dir: str | Path, on_progress: Progress = _quiet, force: bool = Fal
           check: bool = True) -> MergeResult:
     import torch
 
+    # Scoped, not global: merge runs in-process in tests and in `chat`, beside training.
+    with torch.no_grad():
+        return _merge(run_dir, on_progress, force, check)
+
+
+def _merge(run_dir: str | Path, on_progress: Progress, force: bool, check: bool) -> MergeResult:
+    import torch
+
     from .generate import load_for_run
     from .models import load_model
 
@@ -84,7 +92,6 @@ def merge(run_dir: str | Path, on_progress: Progress = _quiet, force: bool = Fal
     if not force and merged_is_current(run.path):
         on_progress(f"merged/ is already up to date: {target}")
         return MergeResult(target, None, reused=True)
-    torch.set_grad_enabled(False)
     on_progress("Loading the base model and your adapter (float32, on the CPU)…")
     model, tokenizer, _ = load_for_run(run.path, device="cpu")
     prompts = held_out_prompts(run.path) if check else []
