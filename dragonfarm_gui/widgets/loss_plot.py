@@ -29,7 +29,7 @@ class LossPlot(QWidget):
         self.smoothed: list[float] = []
 
         self.plot = pg.PlotWidget(background="w")
-        self.plot.setMinimumHeight(220)
+        self.plot.setMinimumHeight(200)
         self.plot.setToolTip("Training loss per step (light), smoothed (dark blue) and held-out loss (orange dots). "
                              "Lower is better. Drag to pan, scroll to zoom, right-click for options.")
         item = self.plot.getPlotItem()

@@ -25,7 +25,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle(APP_TITLE)
         self.resize(1280, 820)
-        self.setMinimumSize(820, 560)
+        self.setMinimumSize(900, 640)
         self.launches: dict[str, Launch] = {}
         self.tool_windows: list = []
         self.run_page = None  # made on first use: it brings in pyqtgraph

@@ -60,6 +60,7 @@ class RunList(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.proxy.rowsInserted.connect(self._select_first_if_none)
 
+        self.setMinimumWidth(280)
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.state_filter)

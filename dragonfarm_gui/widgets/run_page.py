@@ -88,10 +88,10 @@ class RunPage(QWidget):
             ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
-            ("tools", "Try it and export…", "Chat with the fine-tuned model, compare it with the base model, "
+            ("tools", "Try it…", "Chat with the fine-tuned model, compare it with the base model, "
              "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
-            ("duplicate", "Duplicate as new run…", "Start the new-run wizard with this run's data and settings", self.duplicate_requested),
+            ("duplicate", "Duplicate…", "Duplicate as a new run: the new-run wizard with this run's data and settings", self.duplicate_requested),
             ("delete", "Delete…", "Move this run to the trash (asks first)", self.delete_requested),
         ):
             button = QPushButton(text)

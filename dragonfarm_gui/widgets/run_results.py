@@ -29,7 +29,7 @@ class RunResults(QWidget):
         self.verdict_box = box
         self.samples = QTextBrowser()
         self.samples.setOpenLinks(False)
-        self.samples.setMinimumHeight(140)
+        self.samples.setMinimumHeight(90)
         self.samples.setToolTip("Replies to held-out prompts from the model before and after training.")
         self.samples.setAccessibleName("Sample replies")
         samples_title = QLabel("<b>Sample replies</b>")
