@@ -189,7 +189,7 @@ class Trainer:
                     with autocast(self.device, self.precision):
                         loss = summed_loss(model, batch) / count
                     (self.scaler.scale(loss) if self.scaler else loss).backward()
-                    loss_sum += float(loss)
+                    loss_sum += float(loss.detach())
                     tokens += batch["tokens"]
                 if self.scaler:
                     self.scaler.unscale_(self.optimizer)
