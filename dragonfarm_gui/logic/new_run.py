@@ -16,6 +16,10 @@ from trainer.resources import resource
 
 from .estimates import DEFAULT_PRESET, preset_by_key
 
+# The chat template's own tokens per example (role markers, a default system
+# prompt): measured about 30 for SmolLM2 on the pirate example.
+TEMPLATE_TOKENS = 30.0
+
 # Settings the wizard's Advanced section shows (every training field of TrainConfig).
 NOT_SETTINGS = {"schema_version", "name", "model", "train_file", "eval_file", "created_at", "notes", "seed"}
 ADVANCED_FIELDS = [f.name for f in dataclasses.fields(TrainConfig) if f.name not in NOT_SETTINGS]
@@ -109,4 +113,5 @@ class Choices:
         lengths = getattr(self.report, "lengths", None)
         if lengths is None or not lengths.count:
             return 200.0
-        return lengths.mean if lengths.unit == "tokens" else lengths.mean / 4.0
+        text = lengths.mean if lengths.unit == "tokens" else lengths.mean / 4.0
+        return text + TEMPLATE_TOKENS
