@@ -78,6 +78,8 @@ def measure(lines: int, interval_ms: int, use_watcher: bool) -> list[float]:
         app.exec()
         page.stop_following()
         page.close()
+        page.deleteLater()
+        app.processEvents()
         follower_mod.RunFollower.__init__ = original
         return [seen[s] - written[s] for s in written if s in seen]
 
