@@ -6,7 +6,3 @@ through run-folder files and starts it as a separate process.
 __all__ = ["__version__"]
 
 from trainer import __version__  # noqa: E402  (stdlib-only package init)
-
-from .qtfix import protect_none  # noqa: E402
-
-protect_none()  # before any Qt call: see qtfix.py (PySide6 6.12 on Python 3.11)

@@ -1,5 +1,6 @@
-"""PySide6 6.12 on Python 3.11 drops a reference to None on every void call;
-importing dragonfarm_gui must make that harmless (see dragonfarm_gui/qtfix.py)."""
+"""PySide6 6.12.0 on Python < 3.12 drops a reference to None/True/False on every
+void call and the app dies within seconds; pyproject.toml keeps it out. This
+guards the Qt we install against a release with the same bug."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
-import dragonfarm_gui
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 app = QGuiApplication([])
 img = QImage(8, 8, QImage.Format.Format_ARGB32)
