@@ -76,6 +76,10 @@ class SettingsPage(BlockingPage):
         layout.addWidget(scroll, 1)
         layout.addWidget(self.estimate_label)
         layout.addWidget(self.reason)
+        # With Advanced closed, the spare height goes below the estimate, not into it.
+        layout.addStretch(1)
+        spacer = layout.count() - 1
+        self.toggle.toggled.connect(lambda on: layout.setStretch(spacer, 0 if on else 1))
         self._loading = False
 
     def _make_field(self, key: str, typ: str) -> QWidget:
