@@ -10,7 +10,7 @@ from trainer.export import llamacpp
 
 
 def test_k_quants_need_llama_quantize(tmp_path, monkeypatch):
-    from conftest import example_chats, write_run
+    from dfhelpers import example_chats, write_run
     from trainer.export.gguf import export_gguf
 
     monkeypatch.setenv("PATH", str(tmp_path))
