@@ -12,23 +12,19 @@ import json
 from itertools import count
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, Signal
 
-from trainer.launch import NoTrainerPython, trainer_command, trainer_env
+from trainer.launch import NoTrainerPython, trainer_command
 from trainer.settings import load_settings
 
-STDERR_TAIL = 8000
+from .child import ChildProcess
+
 _ids = count(1)
 
 
-def _environment(env: dict[str, str]) -> QProcessEnvironment:
-    qenv = QProcessEnvironment()
-    for key, value in env.items():
-        qenv.insert(key, value)
-    return qenv
+class ChatProcess(ChildProcess):
+    WHAT = "the model process"
 
-
-class ChatProcess(QObject):
     ready = Signal(dict)               # the ready event
     token = Signal(str, str)           # request id, next piece of text
     reply_ended = Signal(str, str, str)  # request id, "done" | "stopped" | "error", text
@@ -36,11 +32,6 @@ class ChatProcess(QObject):
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._proc: QProcess | None = None
-        self._buffer = bytearray()
-        self._err = bytearray()
-        self._ended = True
-        self._quitting = False
         self._fatal = ""
         self.is_ready = False
         self.pending: set[str] = set()
@@ -54,44 +45,15 @@ class ChatProcess(QObject):
         except NoTrainerPython as exc:
             self.failed.emit(str(exc))
             return False
-        self._buffer.clear()
-        self._err.clear()
-        self._ended, self._quitting, self._fatal, self.is_ready = False, False, "", False
-        proc = QProcess(self)
-        proc.setProgram(program)
-        proc.setArguments(args)
-        proc.setProcessEnvironment(_environment(trainer_env()))
-        proc.readyReadStandardOutput.connect(self._read_out)
-        proc.readyReadStandardError.connect(self._read_err)
-        proc.finished.connect(self._on_finished)
-        proc.errorOccurred.connect(self._on_error)
-        self._proc = proc
-        proc.start()
+        self._fatal, self.is_ready = "", False
+        self._launch(program, args)
         return True
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
 
     def shutdown(self, wait_ms: int = 1500) -> None:
         """Ask the process to quit, kill it if it does not, and forget it (no signals)."""
-        proc, self._proc = self._proc, None
-        self._ended = True
         self.is_ready = False
         self.pending.clear()
-        if proc is None:
-            return
-        for sig in (proc.finished, proc.errorOccurred, proc.readyReadStandardOutput, proc.readyReadStandardError):
-            try:
-                sig.disconnect()
-            except (RuntimeError, TypeError):
-                pass
-        if proc.state() != QProcess.ProcessState.NotRunning:
-            proc.write(b'{"op": "quit"}\n')
-            proc.closeWriteChannel()
-            if not proc.waitForFinished(wait_ms):
-                proc.kill()
-                proc.waitForFinished(2000)
-        proc.deleteLater()
+        self._forget(goodbye=b'{"op": "quit"}\n', wait_ms=wait_ms)
 
     # ----- requests ------------------------------------------------------------
     def generate(self, messages: list[dict[str, str]], which: str = "finetuned", temperature: float = 0.0,
@@ -110,14 +72,9 @@ class ChatProcess(QObject):
             self._proc.write((json.dumps(request) + "\n").encode("utf-8"))
 
     # ----- output --------------------------------------------------------------
-    def _read_out(self) -> None:
-        if self._proc is None:
-            return
-        self._buffer += bytes(self._proc.readAllStandardOutput())
-        while b"\n" in self._buffer:
-            line, _, rest = bytes(self._buffer).partition(b"\n")
-            self._buffer = bytearray(rest)
-            self._handle_line(line.decode("utf-8", "replace").strip())
+    def _stdout_arrived(self) -> None:
+        for line in self._take_lines():
+            self._handle_line(line.strip())
 
     def _handle_line(self, line: str) -> None:
         if not line:
@@ -140,36 +97,10 @@ class ChatProcess(QObject):
         elif kind == "error" and event.get("fatal"):
             self._fatal = text
 
-    def _read_err(self) -> None:
-        if self._proc is not None:
-            self._err += bytes(self._proc.readAllStandardError())
-            del self._err[:-STDERR_TAIL]
-
-    def stderr_tail(self) -> str:
-        return self._err.decode("utf-8", "replace")
-
-    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        self._end()
-
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            program = self._proc.program() if self._proc else "?"
-            self._end(f"Could not start the model process ({program}). Check the trainer Python in Settings.")
-        elif error == QProcess.ProcessError.Crashed:
-            self._end()
-
-    def _end(self, words: str = "") -> None:
-        if self._ended:
-            return
-        self._ended = True
-        self._read_out()
-        self._read_err()
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.deleteLater()
+    def _process_ended(self, ok: bool, code: int, words: str) -> None:
         self.is_ready = False
         self.pending.clear()
-        if not words:
+        if not words.startswith("Could not start"):
             lines = [x for x in self.stderr_tail().strip().splitlines() if x.strip()]
             words = self._fatal or ("The model process stopped unexpectedly." +
                                     (f" Its last words: {lines[-1][:300]}" if lines else ""))

@@ -8,24 +8,19 @@ thread except stop(), which kills and reaps.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, Signal
 
-from trainer.launch import NoTrainerPython, trainer_command, trainer_env
+from trainer.launch import NoTrainerPython, trainer_command
 from trainer.settings import load_settings
 
-STDERR_TAIL = 8000
+from .child import ChildProcess
 
-
-class CommandProcess(QObject):
+class CommandProcess(ChildProcess):
     line = Signal(str)                 # one line the command printed
     ended = Signal(bool, int, str)     # ok, exit code, words when it failed
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._proc: QProcess | None = None
-        self._buffer = bytearray()
-        self._err = bytearray()
-        self._done = True
         self.lines: list[str] = []
 
     def start(self, *args: str) -> bool:
@@ -35,81 +30,23 @@ class CommandProcess(QObject):
         except NoTrainerPython as exc:
             self.ended.emit(False, -1, str(exc))
             return False
-        self._buffer.clear()
-        self._err.clear()
         self.lines = []
-        self._done = False
-        proc = QProcess(self)
-        proc.setProgram(program)
-        proc.setArguments(arguments)
-        env = QProcessEnvironment()
-        for key, value in trainer_env().items():
-            env.insert(key, value)
-        proc.setProcessEnvironment(env)
-        proc.readyReadStandardOutput.connect(self._read_out)
-        proc.readyReadStandardError.connect(self._read_err)
-        proc.finished.connect(self._on_finished)
-        proc.errorOccurred.connect(self._on_error)
-        self._proc = proc
-        proc.start()
+        self._launch(program, arguments)
         return True
 
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
-
     def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        self._done = True
-        if proc is None:
-            return
-        for sig in (proc.finished, proc.errorOccurred, proc.readyReadStandardOutput, proc.readyReadStandardError):
-            try:
-                sig.disconnect()
-            except (RuntimeError, TypeError):
-                pass
-        if proc.state() != QProcess.ProcessState.NotRunning:
-            proc.kill()
-            proc.waitForFinished(2000)
-        proc.deleteLater()
+        self._forget()
 
-    def _read_out(self, flush: bool = False) -> None:
-        if self._proc is not None:
-            self._buffer += bytes(self._proc.readAllStandardOutput())
-        while b"\n" in self._buffer or (flush and self._buffer):
-            raw, _, rest = bytes(self._buffer).partition(b"\n")
-            self._buffer = bytearray(rest)
-            text = raw.decode("utf-8", "replace").rstrip()
+    def _stdout_arrived(self, flush: bool = False) -> None:
+        for text in self._take_lines(flush):
             if text.strip():
-                self.lines.append(text)
-                self.line.emit(text)
+                self.lines.append(text.rstrip())
+                self.line.emit(text.rstrip())
 
-    def _read_err(self) -> None:
-        if self._proc is not None:
-            self._err += bytes(self._proc.readAllStandardError())
-            del self._err[:-STDERR_TAIL]
-
-    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        crashed = status == QProcess.ExitStatus.CrashExit
-        self._end(code == 0 and not crashed, code, "The command stopped unexpectedly." if crashed else "")
-
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            program = self._proc.program() if self._proc else "?"
-            self._end(False, -1, f"Could not start {program}. Check the trainer Python in Settings.")
-        elif error == QProcess.ProcessError.Crashed:
-            self._end(False, -1, "The command stopped unexpectedly.")
-
-    def _end(self, ok: bool, code: int, words: str) -> None:
-        if self._done:
-            return
-        self._done = True
-        self._read_out(flush=True)
-        self._read_err()
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.deleteLater()
+    def _process_ended(self, ok: bool, code: int, words: str) -> None:
+        self._stdout_arrived(flush=True)
         if not ok and not words:
-            words = failure_words(self._err.decode("utf-8", "replace"), code)
+            words = failure_words(self.stderr_tail(), code)
         self.ended.emit(ok, code, words)
 
 

@@ -16,12 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QProcess, Signal
 
 from trainer.launch import trainer_command, trainer_env
 from trainer.settings import load_settings
 
-STDERR_TAIL = 8000
+from .child import STDERR_TAIL, ChildProcess
+
 LAUNCH_LOG = "logs/launcher.log"
 
 
@@ -29,93 +30,20 @@ class LaunchError(RuntimeError):
     """The trainer could not be started; the message says why in words."""
 
 
-def _environment(env: dict[str, str]) -> QProcessEnvironment:
-    qenv = QProcessEnvironment()
-    for key, value in env.items():
-        qenv.insert(key, value)
-    return qenv
-
-
-class ProcessRunner(QObject):
+class ProcessRunner(ChildProcess):
     """One short command; emits `ended` once with what it printed."""
 
     ended = Signal(bool, int, str, str, str)  # ok, exit_code, stdout, stderr_tail, error words
 
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self._proc: QProcess | None = None
-        self._out = bytearray()
-        self._err = bytearray()
-        self._done = True
-
     def start(self, program: str, args: list[str], env: dict[str, str] | None = None) -> None:
-        self.stop()
-        self._out.clear()
-        self._err.clear()
-        self._done = False
-        proc = QProcess(self)
-        proc.setProgram(program)
-        proc.setArguments(args)
-        proc.setProcessEnvironment(_environment(env if env is not None else trainer_env()))
-        proc.readyReadStandardOutput.connect(self._read_out)
-        proc.readyReadStandardError.connect(self._read_err)
-        proc.finished.connect(self._on_finished)
-        proc.errorOccurred.connect(self._on_error)
-        self._proc = proc
-        proc.start()
-
-    def is_running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.ProcessState.NotRunning
+        self._launch(program, args, env)
 
     def stop(self) -> None:
         """Kill a command still running (e.g. the dialog closed), without emitting."""
-        proc, self._proc = self._proc, None
-        self._done = True
-        if proc is None:
-            return
-        for sig in (proc.finished, proc.errorOccurred, proc.readyReadStandardOutput, proc.readyReadStandardError):
-            try:
-                sig.disconnect()
-            except (RuntimeError, TypeError):
-                pass
-        if proc.state() != QProcess.ProcessState.NotRunning:
-            proc.kill()
-            proc.waitForFinished(2000)  # a killed child ends at once; avoids a zombie QProcess
-        proc.deleteLater()
+        self._forget()
 
-    def _read_out(self) -> None:
-        if self._proc:
-            self._out += bytes(self._proc.readAllStandardOutput())
-
-    def _read_err(self) -> None:
-        if self._proc:
-            self._err += bytes(self._proc.readAllStandardError())
-            del self._err[:-STDERR_TAIL]
-
-    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        crashed = status == QProcess.ExitStatus.CrashExit
-        self._end(code == 0 and not crashed, code, "The command stopped unexpectedly." if crashed else "")
-
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            program = self._proc.program() if self._proc else "?"
-            self._end(False, -1, f"Could not start {program}. Check the trainer Python in Settings.")
-        elif error == QProcess.ProcessError.Crashed:
-            self._end(False, -1, "The command stopped unexpectedly.")
-        # Timeouts and read/write errors are followed by `finished`, which ends it.
-
-    def _end(self, ok: bool, code: int, words: str) -> None:
-        if self._done:
-            return
-        self._done = True
-        self._read_out()
-        self._read_err()
-        proc, self._proc = self._proc, None
-        out = self._out.decode("utf-8", "replace")
-        err = self._err.decode("utf-8", "replace")
-        if proc is not None:
-            proc.deleteLater()
-        self.ended.emit(ok, code, out, err, words)
+    def _process_ended(self, ok: bool, code: int, words: str) -> None:
+        self.ended.emit(ok, code, self._out.decode("utf-8", "replace"), self.stderr_tail(), words)
 
 
 @dataclass
