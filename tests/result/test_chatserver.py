@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,17 +22,25 @@ class Serve:
         self.proc = subprocess.Popen([sys.executable, "-m", "trainer", "serve", str(run_dir), *extra], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, encoding="utf-8", bufsize=1)
+        # A thread reads whole lines into a queue: select() on the pipe misses lines
+        # that an earlier readline() already pulled into Python's buffer.
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put("")
 
     def send(self, **request) -> None:
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
 
     def event(self, timeout: float = 90) -> dict:
-        import select
-
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        assert ready, "no reply from serve in time"
-        line = self.proc.stdout.readline()
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no reply from serve in time") from None
         assert line, "serve ended"
         return json.loads(line)
 
