@@ -50,3 +50,16 @@ def write_run(run_dir: Path, model: str, train: list[dict], eval_: list[dict], *
     settings.update(overrides)
     TrainConfig(**settings).save(run_dir)
     return run_dir
+
+
+def fake_python(tmp_path: Path, monkeypatch, script: Path) -> Path:
+    """Point DRAGONFARM_PYTHON at a shell wrapper that runs `script` (a fake trainer
+    or model process) with this interpreter, whatever arguments the app passes."""
+    import stat
+    import sys
+
+    wrapper = tmp_path / "fake-python"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("DRAGONFARM_PYTHON", str(wrapper))
+    return wrapper

@@ -3,12 +3,11 @@ trainer, and a check that no test leaves a process, thread or timer running."""
 from __future__ import annotations
 
 import os
-import stat
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from dfhelpers import fake_python as wrap_fake_python
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -36,11 +35,7 @@ def runs_dir(gui_env) -> Path:
 @pytest.fixture
 def fake_python(tmp_path, monkeypatch) -> Path:
     """DRAGONFARM_PYTHON pointing at a script that runs tests/gui/fake_trainer.py."""
-    script = tmp_path / "fake-python"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_TRAINER}" "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("DRAGONFARM_PYTHON", str(script))
-    return script
+    return wrap_fake_python(tmp_path, monkeypatch, FAKE_TRAINER)
 
 
 @pytest.fixture

@@ -3,14 +3,12 @@ fake `serve` process, and the no-leftover check for the Qt tests."""
 from __future__ import annotations
 
 import os
-import stat
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from dfhelpers import example_chats, write_run
+from dfhelpers import fake_python as wrap_fake_python, example_chats, write_run
 
 HERE = Path(__file__).resolve().parent
 FAKE_MODEL = HERE / "fake_chat_model.py"
@@ -70,11 +68,7 @@ def fake_run(folder: Path, name: str = "shared-run") -> Path:
 @pytest.fixture
 def fake_chat_python(tmp_path, monkeypatch) -> Path:
     """DRAGONFARM_PYTHON pointing at the fake model process."""
-    script = tmp_path / "fake-python"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_MODEL}" "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("DRAGONFARM_PYTHON", str(script))
-    return script
+    return wrap_fake_python(tmp_path, monkeypatch, FAKE_MODEL)
 
 
 @pytest.fixture
