@@ -29,7 +29,7 @@ def measure(lines: int, interval_ms: int, use_watcher: bool) -> list[float]:
 
     from dragonfarm_gui.process import follower as follower_mod
     from dragonfarm_gui.widgets.run_page import RunPage
-    from trainer.config import TrainConfig
+    from trainer.run.config import TrainConfig
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:

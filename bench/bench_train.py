@@ -34,9 +34,9 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     from dfhelpers import example_chats, smollm2_gguf_path, write_run
-    from trainer.api import Run
-    from trainer.engine import train
-    from trainer.models import gguf_to_folder
+    from trainer.run.reader import Run
+    from trainer.engine.loop import train
+    from trainer.engine.models import gguf_to_folder
 
     gguf = smollm2_gguf_path()
     if gguf is None:

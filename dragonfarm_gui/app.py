@@ -12,8 +12,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from trainer.resources import resource
-from trainer.settings import config_dir
+from trainer.run.resources import resource
+from trainer.run.settings import config_dir
 
 log = logging.getLogger("dragonfarm_gui")
 

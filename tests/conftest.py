@@ -35,14 +35,14 @@ def smollm2_gguf() -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_dir(smollm2_gguf) -> Path:
-    from trainer.models import gguf_to_folder
+    from trainer.engine.models import gguf_to_folder
 
     return gguf_to_folder(smollm2_gguf)
 
 
 @pytest.fixture(scope="session")
 def smollm2_tokenizer(smollm2_dir):
-    from trainer.models import load_tokenizer
+    from trainer.engine.models import load_tokenizer
 
     return load_tokenizer(smollm2_dir)
 

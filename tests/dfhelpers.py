@@ -39,7 +39,7 @@ def example_chats(n: int, start: int = 0) -> list[dict]:
 
 
 def write_run(run_dir: Path, model: str, train: list[dict], eval_: list[dict], **overrides) -> Path:
-    from trainer.config import TrainConfig
+    from trainer.run.config import TrainConfig
 
     (run_dir / "data").mkdir(parents=True, exist_ok=True)
     for name, rows in (("train", train), ("eval", eval_)):

@@ -1,7 +1,12 @@
-"""DragonFarm's training engine and the run-folder contract.
+"""DragonFarm's trainer: the run-folder contract, the data import, the engine,
+what to do with a result, and the `dragonfarm` command line.
 
-The contract modules (config, status, progress, runs, presets, api) use the
-standard library only, so the desktop app can read and write run folders
-without importing torch. The engine modules import torch lazily.
+    run/         the run-folder contract (standard library only; the app uses it)
+    dataimport/  files people have -> chats, with located problems
+    engine/      encoding, batching, the training loop, evaluation, checkpoints
+    results/     generate, chat server, merge, export
+    cli/         `dragonfarm` sub-commands
+
+Dependencies flow one way: cli -> results -> engine -> run (import-linter checks it).
 """
 __version__ = "0.1.0"

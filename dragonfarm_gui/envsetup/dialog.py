@@ -15,7 +15,7 @@ from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
                                QVBoxLayout, QWidget)
 
-from trainer import launch
+from trainer.run import launch
 
 from .runner import Progress, SetupResult, SetupSession
 from .steps import SetupContext, SetupError, environment_state, make_context

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainer import launch
+from trainer.run import launch
 
 PYTHON_VERSION = "3.11"
 UV_ENV = "DRAGONFARM_UV"

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainer import launch
-from trainer.resources import resources_dir
+from trainer.run import launch
+from trainer.run.resources import resources_dir
 
 from . import layout
 

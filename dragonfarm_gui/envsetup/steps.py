@@ -3,7 +3,7 @@
 Everything is built in a staging folder beside the real one. Only when every
 step has worked does the last step write the marker (with the versions) and
 swap the staging folder into place, so a half-made environment is never taken
-for a good one (trainer.launch ignores a folder without the marker).
+for a good one (trainer.run.launch ignores a folder without the marker).
 
 Both the Qt dialog (QProcess) and the plain runner (subprocess) run these.
 """
@@ -155,7 +155,7 @@ def marker_data(ctx: SetupContext) -> dict:
 
 
 def _finalize(ctx: SetupContext) -> None:
-    from trainer import launch
+    from trainer.run import launch
 
     lay = ctx.layout
     if not lay.staging_python().exists():
@@ -192,7 +192,7 @@ def swap_into_place(lay: EnvLayout) -> None:
 def environment_state(env_layout: EnvLayout | None = None, requirements: Path | None = None) -> str:
     """'ready'; 'missing' (never set up, or half-made); or 'outdated' (made for
     other pins than this app's, e.g. after an update: offer Repair)."""
-    from trainer import launch
+    from trainer.run import launch
 
     lay = env_layout or EnvLayout.default()
     marker = launch.read_env_marker(lay.env_dir) if launch.managed_env_ready(lay.env_dir) else None

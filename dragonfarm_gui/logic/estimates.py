@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trainer.config import TrainConfig
+from trainer.run.config import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Estimate:
 def measured_speed(runs_dir, device: str) -> float | None:
     """Tokens per second for a 1B model on this machine, from the newest finished
     run on the same device (its speed times its size), or None."""
-    from trainer.api import list_runs
+    from trainer.run.reader import list_runs
 
     best = None
     for run in list_runs(runs_dir):

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainer.config import TrainConfig
-from trainer.presets import resolve_model_id
-from trainer.resources import resource
+from trainer.run.config import TrainConfig
+from trainer.run.presets import resolve_model_id
+from trainer.run.resources import resource
 
 from .estimates import DEFAULT_PRESET, preset_by_key
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trainer import status as st
+from trainer.run import status as st
 
 from .estimates import format_duration
 
@@ -187,7 +187,7 @@ def samples_html(samples: list[dict]) -> str:
 
 def model_words(model: str) -> str:
     """A short name for a model: the preset's name, a file or folder's name, or the Hub id."""
-    from trainer.presets import find_preset
+    from trainer.run.presets import find_preset
 
     if not model:
         return "?"

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from trainer.settings import config_dir
+from trainer.run.settings import config_dir
 
 SERVICE = "DragonFarm"
 USERNAME = "huggingface-token"

@@ -7,7 +7,7 @@ from PySide6.QtCore import (QAbstractTableModel, QFileSystemWatcher, QModelIndex
                             QSortFilterProxyModel, Qt, QTimer)
 from PySide6.QtGui import QBrush, QColor
 
-from trainer.api import list_runs
+from trainer.run.reader import list_runs
 
 from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
 

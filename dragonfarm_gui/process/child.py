@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment
 
-from trainer.launch import trainer_env
+from trainer.run.launch import trainer_env
 
 STDERR_TAIL = 8000
 

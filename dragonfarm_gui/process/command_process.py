@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from trainer.launch import NoTrainerPython, trainer_command
-from trainer.settings import load_settings
+from trainer.run.launch import NoTrainerPython, trainer_command
+from trainer.run.settings import load_settings
 
 from .child import ChildProcess
 

@@ -2,7 +2,7 @@
 
 A QFileSystemWatcher reports changes at once; a slow timer re-checks anyway,
 because watchers miss events on some file systems (network drives, some Macs).
-Only new bytes of progress.jsonl are read (trainer.progress.ProgressReader),
+Only new bytes of progress.jsonl are read (trainer.run.progress.ProgressReader),
 and a half-written last line waits for its newline.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from trainer.api import EVAL_FILE, SAMPLES_FILE, Run
-from trainer.progress import PROGRESS_FILE, ProgressReader
-from trainer.status import STATUS_FILE
+from trainer.run.reader import EVAL_FILE, SAMPLES_FILE, Run
+from trainer.run.progress import PROGRESS_FILE, ProgressReader
+from trainer.run.status import STATUS_FILE
 
 FALLBACK_MS = 400
 LIVENESS_EVERY = 5  # re-judge liveness (pid, heartbeat) every 5 fallback ticks

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Signal
 
-from trainer.launch import trainer_command, trainer_env
-from trainer.settings import load_settings
+from trainer.run.launch import trainer_command, trainer_env
+from trainer.run.settings import load_settings
 
 from .child import STDERR_TAIL, ChildProcess
 

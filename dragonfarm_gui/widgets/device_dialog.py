@@ -10,8 +10,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QFrame, QLabel, QProgressBar, QPushButton,
                                QVBoxLayout, QWidget)
 
-from trainer.launch import NoTrainerPython, trainer_command, trainer_env
-from trainer.settings import load_settings, save_settings
+from trainer.run.launch import NoTrainerPython, trainer_command, trainer_env
+from trainer.run.settings import load_settings, save_settings
 
 from ..logic import device as dev
 from ..process.trainer_process import ProcessRunner

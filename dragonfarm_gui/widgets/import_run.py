@@ -1,6 +1,6 @@
 """File > Import run: bring a packed run (.zip from Share) into the runs folder.
 
-trainer.share.unpack is standard library only, so it runs here in the app
+trainer.run.share.unpack is standard library only, so it runs here in the app
 process; it refuses unsafe archives in words and never overwrites a run.
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from trainer.errors import UserError
-from trainer.share import unpack
+from trainer.run.errors import UserError
+from trainer.run.share import unpack
 
 
 def import_run(archive: str | Path, runs_dir: str | Path) -> tuple[Path | None, str]:

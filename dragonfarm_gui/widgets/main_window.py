@@ -8,10 +8,10 @@ from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QPushButton, QSplitter, QStackedWidget, QStyle,
                                QVBoxLayout, QWidget)
 
-from trainer import status as st
-from trainer.api import Run, list_runs
-from trainer.launch import NoTrainerPython
-from trainer.settings import load_settings, runs_dir, save_settings
+from trainer.run import status as st
+from trainer.run.reader import Run, list_runs
+from trainer.run.launch import NoTrainerPython
+from trainer.run.settings import load_settings, runs_dir, save_settings
 
 from ..process.trainer_process import Launch, LaunchError, kill_pid, start_training
 from .error_dialog import show_error

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget)
 
-from trainer.api import Run
+from trainer.run.reader import Run
 
 from ..process.command_process import CommandProcess
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
 
-from trainer import status as st
+from trainer.run import status as st
 
 from ..models.run_model import PATH_ROLE, RunFilterModel, RunListModel
 

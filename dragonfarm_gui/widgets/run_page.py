@@ -8,9 +8,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
-from trainer import status as st
-from trainer.api import Run
-from trainer.status import pid_alive
+from trainer.run import status as st
+from trainer.run.reader import Run
+from trainer.run.status import pid_alive
 
 from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
 from ..process.follower import RunFollower

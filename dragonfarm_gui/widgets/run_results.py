@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from trainer.api import Run, verdict
+from trainer.run.reader import Run, verdict
 
 from ..logic.runview import samples_html
 

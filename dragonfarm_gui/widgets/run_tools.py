@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout, QWidget
 
-from trainer.api import Run
+from trainer.run.reader import Run
 
 
 class RunToolsWindow(QDialog):

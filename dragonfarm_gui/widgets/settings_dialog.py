@@ -7,8 +7,8 @@ from pathlib import Path
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
-from trainer.launch import NoTrainerPython, trainer_python
-from trainer.settings import load_settings, runs_dir, save_settings
+from trainer.run.launch import NoTrainerPython, trainer_python
+from trainer.run.settings import load_settings, runs_dir, save_settings
 
 from ..logic import tokens
 
@@ -62,7 +62,7 @@ class SettingsDialog(QDialog):
         form.addRow("Trainer Python:", _row(self.python_edit, python_browse))
         form.addRow("Hugging Face token:", _row(self.token_edit, self.remove_token))
         form.addRow("", token_note)
-        from trainer.launch import is_frozen
+        from trainer.run.launch import is_frozen
 
         if is_frozen():
             repair = QPushButton("Repair training environment…")

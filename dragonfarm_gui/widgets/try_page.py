@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharForma
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
-from trainer.api import Run, verdict
+from trainer.run.reader import Run, verdict
 
 from ..process.chat_process import ChatProcess
 

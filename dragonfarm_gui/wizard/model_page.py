@@ -10,8 +10,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QRadioButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from trainer.presets import find_preset, load_presets
-from trainer.settings import load_settings
+from trainer.run.presets import find_preset, load_presets
+from trainer.run.settings import load_settings
 
 from ..logic import tokens
 from ..logic.estimates import fits_machine

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainer.api import Run
-from trainer.config import TrainConfig
+from trainer.run.reader import Run
+from trainer.run.config import TrainConfig
 
 from ..logic.new_run import ADVANCED_FIELDS
 

@@ -7,8 +7,8 @@ import dataclasses
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
                                QLineEdit, QRadioButton, QScrollArea, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
-from trainer.config import DEVICES, PRECISIONS, SCHEDULERS, ConfigError, TrainConfig
-from trainer.settings import load_settings
+from trainer.run.config import DEVICES, PRECISIONS, SCHEDULERS, ConfigError, TrainConfig
+from trainer.run.settings import load_settings
 
 from ..logic.estimates import BEGINNER_PRESETS, estimate, matching_preset, measured_speed
 from ..logic.new_run import ADVANCED_FIELDS, HELP, LABELS

@@ -5,7 +5,7 @@ import html
 
 from PySide6.QtWidgets import QCheckBox, QTextBrowser, QVBoxLayout
 
-from trainer.config import ConfigError
+from trainer.run.config import ConfigError
 from trainer.dataimport import DataImportError, create_run, eval_count
 
 from ..logic.estimates import matching_preset, preset_by_key

@@ -59,7 +59,7 @@ Filename: "{app}\{#AppExe}"; Description: "Start {#AppName} now"; Flags: nowait 
 [Code]
 function DataDir(): String;
 begin
-  { trainer.settings / trainer.launch: platformdirs' per-user folder on Windows }
+  { trainer.run.settings / trainer.run.launch: platformdirs' per-user folder on Windows }
   Result := ExpandConstant('{localappdata}\DragonFarm');
 end;
 

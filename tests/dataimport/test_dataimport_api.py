@@ -49,7 +49,7 @@ def test_the_import_library_stays_light():
     import subprocess
     import sys
 
-    code = ("import sys, trainer.dataimport, trainer.cli_data\n"
+    code = ("import sys, trainer.dataimport, trainer.cli.data\n"
             "heavy = [m for m in ('torch', 'transformers', 'peft', 'accelerate', 'PySide6') if m in sys.modules]\n"
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -10,7 +10,7 @@ import pytest
 
 from dihelpers import A, U, fixture, run_chats
 from trainer.cli import main
-from trainer.config import TrainConfig
+from trainer.run.config import TrainConfig
 from trainer.dataimport import create_run, eval_count, split_indices
 
 GOOD = [("qa.csv", []), ("prompt_completion_bom.csv", []), ("table.tsv", []), ("unicode_text.txt", []),
@@ -51,7 +51,7 @@ def test_new_makes_a_run_folder_the_trainer_accepts(tmp_path, capsys, name, extr
         assert all(set(m) == {"role", "content"} and isinstance(m["content"], str) for m in chat)
         assert {m["role"] for m in chat} <= {"system", "user", "assistant"}
         assert any(m["role"] == "assistant" for m in chat)
-    from trainer.encode import read_chats  # the trainer's own reader accepts the files too
+    from trainer.engine.encode import read_chats  # the trainer's own reader accepts the files too
 
     trainer_view = read_chats(run / config.train_file) + (read_chats(run / config.eval_file) if config.eval_file else [])
     assert trainer_view == [json.loads(line)["messages"] for line in lines]

@@ -3,7 +3,7 @@ replies, all in the same voice."""
 from __future__ import annotations
 
 from trainer.dataimport import create_run, inspect_file
-from trainer.resources import resource
+from trainer.run.resources import resource
 from dihelpers import run_chats
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from dihelpers import A, U, fixture
 from trainer.dataimport import MAX_PROBLEMS, DataImportError, inspect_file
-from trainer.errors import UserError
+from trainer.run.errors import UserError
 
 
 def messages(report):

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from trainer import status as st  # noqa: E402
-from trainer.progress import ProgressWriter  # noqa: E402
+from trainer.run import status as st  # noqa: E402
+from trainer.run.progress import ProgressWriter  # noqa: E402
 
 DEFAULT_CHECK = {"device": "cpu", "device_name": "Fake CPU", "precision": "fp32", "torch_version": "2.13.0",
                  "torch_build": "cpu", "torch_cuda": None, "mps_available": False, "gpu_name": None,

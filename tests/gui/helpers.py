@@ -7,7 +7,7 @@ import socket
 import time
 from pathlib import Path
 
-from trainer.status import write_json_atomic
+from trainer.run.status import write_json_atomic
 
 
 def append_line(run: Path, record: dict) -> None:

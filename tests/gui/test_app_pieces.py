@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from trainer import status as st
-from trainer.config import TrainConfig
-from trainer.settings import load_settings
+from trainer.run import status as st
+from trainer.run.config import TrainConfig
+from trainer.run.settings import load_settings
 
 from .conftest import FIXTURES
 from .helpers import write_status

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from dragonfarm_gui.widgets.device_dialog import DeviceDialog, parse_check_output
-from trainer.settings import load_settings
+from trainer.run.settings import load_settings
 
 BASE = {"torch_version": "2.13.0", "torch_cuda": None, "mps_available": False, "gpu_name": None,
         "gpu_memory_gb": None, "system_memory_gb": 31.3, "nvidia_gpu_present": False, "nvidia_driver": None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from trainer import status as st
+from trainer.run import status as st
 
 from .helpers import append_line, append_raw, train_line, write_status
 

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from trainer import status as st
-from trainer.api import Run
+from trainer.run import status as st
+from trainer.run.reader import Run
 
 pytestmark = pytest.mark.slow
 WAIT = 240_000  # loading torch and training on a shared 2-core machine

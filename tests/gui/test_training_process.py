@@ -8,8 +8,8 @@ import signal
 import stat
 import sys
 
-from trainer import status as st
-from trainer.api import Run
+from trainer.run import status as st
+from trainer.run.reader import Run
 
 from .helpers import write_status
 

@@ -12,7 +12,7 @@ from dragonfarm_gui.envsetup import dialog as dialog_mod  # noqa: E402
 from dragonfarm_gui.envsetup.dialog import EnvSetupDialog  # noqa: E402
 from dragonfarm_gui.envsetup.steps import SetupError, make_context  # noqa: E402
 from dragonfarm_gui.envsetup.torch_index import CPU_INDEX, TorchChoice  # noqa: E402
-from trainer import launch  # noqa: E402
+from trainer.run import launch  # noqa: E402
 
 CPU = TorchChoice(CPU_INDEX, "cpu", "No NVIDIA GPU found: using the CPU build.")
 WAIT_MS = 30_000

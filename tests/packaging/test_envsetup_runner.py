@@ -14,7 +14,7 @@ from dragonfarm_gui.envsetup import steps as steps_mod
 from dragonfarm_gui.envsetup.runner import Progress, SetupRunner
 from dragonfarm_gui.envsetup.steps import CHECK_CODE, SetupContext, SetupError, make_context
 from dragonfarm_gui.envsetup.torch_index import CPU_INDEX, TorchChoice
-from trainer import launch
+from trainer.run import launch
 
 CPU = TorchChoice(CPU_INDEX, "cpu", "No NVIDIA GPU found.")
 
@@ -54,7 +54,7 @@ def test_commands_in_order_and_a_marked_environment(fake_uv, env_layout):
     assert marker["versions"]["torch"] == "2.13.0+cpu"
     assert marker["app_version"] == "0.1.0"
     site = env_layout.site_packages(env)
-    assert (site / "trainer" / "launch.py").is_file()
+    assert (site / "trainer" / "run" / "launch.py").is_file()
     assert (site / "resources" / "presets.json").is_file()
     assert not list(site.rglob("__pycache__"))
     log = env_layout.log_file.read_text()

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dragonfarm_gui.envsetup import selftest
-from trainer import __version__, launch
+from trainer import __version__
+from trainer.run import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 ICONS = ROOT / "resources" / "icons"

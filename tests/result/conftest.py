@@ -17,9 +17,9 @@ FAKE_MODEL = HERE / "fake_chat_model.py"
 def _train(run_dir: Path) -> Path:
     import torch
 
-    from trainer import status as st
-    from trainer.api import Run
-    from trainer.engine import train
+    from trainer.run import status as st
+    from trainer.run.reader import Run
+    from trainer.engine.loop import train
 
     torch.set_num_threads(2)
     assert train(run_dir, verbose=False) == st.DONE, Run(run_dir).status().get("error")
@@ -46,7 +46,7 @@ def smol_run(tmp_path_factory, smollm2_dir) -> Path:
 
 def fake_run(folder: Path, name: str = "shared-run") -> Path:
     """A run folder with every packable file and a made-up adapter (no training)."""
-    from trainer.config import TrainConfig
+    from trainer.run.config import TrainConfig
 
     run = folder / name
     write_run(run, "HuggingFaceTB/SmolLM2-135M-Instruct", example_chats(4), example_chats(2, 50))

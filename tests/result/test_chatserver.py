@@ -82,8 +82,8 @@ def test_protocol_streams_replies_and_stops(serve, trained_tiny_run):
     tokens, end = serve.until_end("a")
     assert end["event"] == "done" and tokens and "".join(tokens).strip() == end["text"]
 
-    from trainer.evaluation import generate_reply
-    from trainer.generate import load_for_run
+    from trainer.engine.evaluation import generate_reply
+    from trainer.results.generate import load_for_run
 
     model, tok, _ = load_for_run(trained_tiny_run, device="cpu")
     assert end["text"] == generate_reply(model, tok, ASK, "cpu", max_new_tokens=12)  # same greedy reply
@@ -134,8 +134,8 @@ def test_fatal_load_error_is_one_line_in_words(tmp_path):
 
 
 def test_chat_repl_in_the_terminal(trained_tiny_run):
-    from trainer.evaluation import generate_reply
-    from trainer.generate import load_for_run
+    from trainer.engine.evaluation import generate_reply
+    from trainer.results.generate import load_for_run
 
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     done = subprocess.run([sys.executable, "-m", "trainer", "chat", str(trained_tiny_run), "--compare",

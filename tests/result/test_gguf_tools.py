@@ -5,13 +5,13 @@ import os
 
 import pytest
 
-from trainer.errors import UserError
-from trainer.export import llamacpp
+from trainer.run.errors import UserError
+from trainer.results.export import llamacpp
 
 
 def test_k_quants_need_llama_quantize(tmp_path, monkeypatch):
     from dfhelpers import example_chats, write_run
-    from trainer.export.gguf import export_gguf
+    from trainer.results.export.gguf import export_gguf
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("LLAMA_CPP_DIR", raising=False)

@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from trainer.cli import main
-from trainer.export.check import compare, greedy_ids, held_out_prompts
-from trainer.merge import MERGE_INFO, merge, merged_is_current
+from trainer.results.export.check import compare, greedy_ids, held_out_prompts
+from trainer.results.merge import MERGE_INFO, merge, merged_is_current
 
 PROMPTS = [[{"role": "user", "content": "What is 3 plus 4?"}],
            [{"role": "system", "content": "You answer in one short line."},
@@ -19,8 +19,8 @@ PROMPTS = [[{"role": "user", "content": "What is 3 plus 4?"}],
 def _models(run_dir):
     import torch
 
-    from trainer.generate import load_for_run
-    from trainer.models import load_model
+    from trainer.results.generate import load_for_run
+    from trainer.engine.models import load_model
 
     torch.set_num_threads(2)
     adapter_model, tokenizer, _ = load_for_run(run_dir, device="cpu")
@@ -49,7 +49,7 @@ def test_merge_tiny_gives_the_adapter_models_greedy_replies(trained_tiny_run, tm
 
 
 def test_held_out_prompts_come_from_the_samples(trained_tiny_run):
-    from trainer.api import Run
+    from trainer.run.reader import Run
 
     prompts = held_out_prompts(trained_tiny_run, 3)
     samples = [s["messages"] for s in Run(trained_tiny_run).samples()]
@@ -72,9 +72,9 @@ def test_compare_words():
 def test_smollm2_merge_and_gguf_exports(smol_run):
     """The merge check loads merged/ back from disk and generates; each GGUF check loads the file back
     with transformers' GGUF loader and generates. Their numbers are asserted exactly here."""
-    from trainer.export.gguf import export_gguf, read_gguf_info
-    from trainer.merge import merge_info
-    from trainer.models import load_tokenizer
+    from trainer.results.export.gguf import export_gguf, read_gguf_info
+    from trainer.results.merge import merge_info
+    from trainer.engine.models import load_tokenizer
 
     result = merge(smol_run, print)
     assert result.check.ok and result.check.identical == result.check.prompts == 3, result.check.words()
@@ -121,7 +121,7 @@ def test_k_quant_goes_through_llama_quantize(trained_tiny_run, tmp_path, monkeyp
     import os
     import sys
 
-    from trainer.export.gguf import export_gguf
+    from trainer.results.export.gguf import export_gguf
 
     run = tmp_path / "tiny"
     shutil.copytree(trained_tiny_run, run)

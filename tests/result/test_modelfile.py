@@ -9,9 +9,9 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from trainer.errors import UserError
-from trainer.export import modelfile as mf
-from trainer.export.ollama import spec_for_tokenizer, template_check
+from trainer.run.errors import UserError
+from trainer.results.export import modelfile as mf
+from trainer.results.export.ollama import spec_for_tokenizer, template_check
 
 # Written here in the Llama 3 and Gemma formats (not copied from a model).
 LLAMA3_TEMPLATE = (
@@ -51,7 +51,7 @@ def test_family_detection(smollm2_tokenizer):
     assert mf.detect_family(smollm2_tokenizer.chat_template) == mf.CHATML
     assert mf.detect_family(LLAMA3_TEMPLATE) == mf.LLAMA3
     assert mf.detect_family(GEMMA_TEMPLATE) == mf.GEMMA
-    from trainer.models import DEFAULT_CHAT_TEMPLATE
+    from trainer.engine.models import DEFAULT_CHAT_TEMPLATE
 
     assert mf.detect_family(DEFAULT_CHAT_TEMPLATE) == mf.DRAGONFARM
     assert mf.detect_family("{{ messages }}") is None and mf.detect_family(None) is None
@@ -97,7 +97,7 @@ def test_gemma_and_default_templates_render_like_the_model():
     assert spec.system is None and spec.stops == ["<start_of_turn>", "<end_of_turn>", "<eos>"]
     assert template_check(tok, spec, CONVERSATIONS)[0]
     assert 'PARAMETER stop "<end_of_turn>"' in mf.build_modelfile(spec)
-    from trainer.models import DEFAULT_CHAT_TEMPLATE
+    from trainer.engine.models import DEFAULT_CHAT_TEMPLATE
 
     tok = JinjaTokenizer(DEFAULT_CHAT_TEMPLATE.replace("eos_token", "'</s>'"), "<s>", "</s>")
     spec = spec_for_tokenizer(tok, "./merged")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from trainer.cli import main
-from trainer.errors import UserError
-from trainer.share import MANIFEST, Limits, pack, unpack
+from trainer.run.errors import UserError
+from trainer.run.share import MANIFEST, Limits, pack, unpack
 
 from .conftest import fake_run
 

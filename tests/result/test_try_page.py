@@ -124,8 +124,8 @@ def test_a_process_that_cannot_start_is_reported(page, qt_clean, tmp_path, monke
 
 @pytest.mark.timeout(300)
 def test_streams_from_the_tiny_model_and_stop_works(tiny_page, qt_clean, trained_tiny_run, monkeypatch):
-    from trainer.evaluation import generate_reply
-    from trainer.generate import load_for_run
+    from trainer.engine.evaluation import generate_reply
+    from trainer.results.generate import load_for_run
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     tokens = []
@@ -211,7 +211,7 @@ def test_import_run_dialog(qt_clean, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
     from dragonfarm_gui.widgets.import_run import import_run_dialog
-    from trainer.share import pack
+    from trainer.run.share import pack
 
     archive = pack(fake_run(tmp_path), tmp_path / "shared.zip")
     runs = tmp_path / "runs"
@@ -243,7 +243,7 @@ def test_gui_modules_import_without_torch():
             "            raise ImportError('blocked: ' + name)\n"
             "sys.meta_path.insert(0, Block())\n"
             "import dragonfarm_gui.widgets.try_page, dragonfarm_gui.widgets.result_actions\n"
-            "import dragonfarm_gui.widgets.import_run, trainer.share, trainer.export.modelfile\n"
+            "import dragonfarm_gui.widgets.import_run, trainer.run.share, trainer.results.export.modelfile\n"
             "print('ok')\n")
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)

@@ -70,8 +70,8 @@ def test_missing_local_model_is_explained(make_run, capsys):
 
 
 def test_runs_dir_order_and_run_names(tmp_path, monkeypatch, capsys):
-    from trainer.config import TrainConfig
-    from trainer.settings import data_dir, runs_dir, save_settings
+    from trainer.run.config import TrainConfig
+    from trainer.run.settings import data_dir, runs_dir, save_settings
 
     assert runs_dir() == data_dir() / "runs"
     save_settings({"runs_dir": str(tmp_path / "from-setting")})

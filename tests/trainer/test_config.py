@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from trainer.config import ConfigError, TrainConfig
+from trainer.run.config import ConfigError, TrainConfig
 
 
 def test_defaults_round_trip(tmp_path):

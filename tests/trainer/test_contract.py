@@ -10,9 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from trainer import status as st
-from trainer.api import Run, list_runs, verdict
-from trainer.progress import ProgressReader, ProgressWriter, read_progress
+from trainer.run import status as st
+from trainer.run.reader import Run, list_runs, verdict
+from trainer.run.progress import ProgressReader, ProgressWriter, read_progress
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_progress_reader_restarts_when_file_shrinks(tmp_path):
 
 
 def test_run_api_and_listing(tmp_path):
-    from trainer.config import TrainConfig
+    from trainer.run.config import TrainConfig
 
     TrainConfig(model="m", name="a").save(tmp_path / "a")
     (tmp_path / "not-a-run").mkdir()
@@ -117,7 +117,7 @@ def test_contract_modules_import_without_torch():
         "        if name.split('.')[0] in ('torch', 'transformers', 'peft', 'accelerate', 'PySide6'):\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import trainer.config, trainer.status, trainer.progress, trainer.api, trainer.presets, trainer.settings, trainer.launch\n"
+        "import trainer.run.config, trainer.run.status, trainer.run.progress, trainer.api, trainer.run.presets, trainer.run.settings, trainer.run.launch\n"
         "import trainer.cli\n"
         "trainer.cli.build_parser()\n"
         "assert not any(m.split('.')[0] in ('torch', 'transformers', 'peft') for m in sys.modules)\n"

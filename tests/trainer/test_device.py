@@ -1,7 +1,7 @@
 """Every branch of the device check, with faked facts."""
 import pytest
 
-from trainer.device import Facts, decide, min_driver_for
+from trainer.engine.device import Facts, decide, min_driver_for
 
 
 def facts(**kw):
@@ -78,7 +78,7 @@ def test_min_driver_table(cuda, system, need):
 
 
 def test_gather_facts_runs_here():
-    from trainer.device import check
+    from trainer.engine.device import check
 
     r = check()
     assert r["device"] in ("cpu", "cuda", "mps") and r["summary"]

@@ -1,6 +1,6 @@
 """The exact trained tokens, against SmolLM2's real chat template."""
-from trainer.encode import IGNORE, encode_chat, encode_file
-from trainer.models import DEFAULT_CHAT_TEMPLATE
+from trainer.engine.encode import IGNORE, encode_chat, encode_file
+from trainer.engine.models import DEFAULT_CHAT_TEMPLATE
 
 
 def trained_text(tok, example):
@@ -51,7 +51,7 @@ def test_examples_without_reply_are_skipped_and_counted(tmp_path, smollm2_tokeni
 def test_bad_line_is_named(tmp_path, smollm2_tokenizer):
     import pytest
 
-    from trainer.errors import UserError
+    from trainer.run.errors import UserError
 
     path = tmp_path / "train.jsonl"
     path.write_text('{"messages": [{"role": "user", "content": "a"}]}\n{"messages": 5}\n')

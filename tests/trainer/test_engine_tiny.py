@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from trainer import status as st
-from trainer.api import Run
-from trainer.engine import train
+from trainer.run import status as st
+from trainer.run.reader import Run
+from trainer.engine.loop import train
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from huggingface_hub import errors as hf_errors
 
-from trainer import models
-from trainer.errors import UserError
-from trainer.presets import find_preset, resolve_model_id
+from trainer.engine import models
+from trainer.run.errors import UserError
+from trainer.run.presets import find_preset, resolve_model_id
 
 
 def _resp(code: int = 403):

@@ -6,9 +6,9 @@ import time
 import pytest
 
 from dfhelpers import example_chats, write_run
-from trainer import status as st
-from trainer.api import Run, verdict
-from trainer.engine import train
+from trainer.run import status as st
+from trainer.run.reader import Run, verdict
+from trainer.engine.loop import train
 
 pytestmark = pytest.mark.slow
 

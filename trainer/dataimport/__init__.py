@@ -37,17 +37,17 @@ when there is nothing usable, and config.ConfigError for bad settings; it
 never changes the person's file and never overwrites a run folder (a taken
 name gets -2, -3, ...).
 
-The run folder gets config.json (trainer.config.TrainConfig), data/train.jsonl,
+The run folder gets config.json (trainer.run.config.TrainConfig), data/train.jsonl,
 data/eval.jsonl (one {"messages": [{"role", "content"}, ...]} per line) and
 data/import.json (source name and sha256, mapping, counts, split, warnings).
 """
 from __future__ import annotations
 
-from .problems import MAX_PROBLEMS, DataImportError, Problem
-from .shapes import SHAPE_WORDS, SHAPES, Mapping
-from .preview import Counts, LengthStats, Report, inspect_file
-from .split import eval_count, split_indices
-from .writer import create_run, run_name_for
+from trainer.dataimport.problems import MAX_PROBLEMS, DataImportError, Problem
+from trainer.dataimport.shapes import SHAPE_WORDS, SHAPES, Mapping
+from trainer.dataimport.preview import Counts, LengthStats, Report, inspect_file
+from trainer.dataimport.split import eval_count, split_indices
+from trainer.dataimport.writer import create_run, run_name_for
 
 FORMATS = ("csv", "tsv", "xlsx", "json", "jsonl")
 

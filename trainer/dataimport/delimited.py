@@ -5,9 +5,9 @@ import csv
 import io
 from typing import Iterator
 
-from .problems import DataImportError
-from .readers import ERRORS, FIELD_LIMIT, SAMPLE_RECORDS, Record, Source
-from .shapes import RowError
+from trainer.dataimport.problems import DataImportError
+from trainer.dataimport.readers import ERRORS, FIELD_LIMIT, SAMPLE_RECORDS, Record, Source
+from trainer.dataimport.shapes import RowError
 
 DELIMITERS = (",", ";", "\t", "|")
 _MAX_BAD_IN_A_ROW = 1000

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from .problems import DataImportError
-from .shapes import RowError
+from trainer.dataimport.problems import DataImportError
+from trainer.dataimport.shapes import RowError
 
 CHUNK = 1 << 20
 OBJECT_LIMIT = 200 * 1024 * 1024  # a single wrapping {...} is parsed whole

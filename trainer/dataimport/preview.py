@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .problems import ERROR, WARNING, DataImportError, Problem, ProblemLog, where_label
-from .readers import Source, iter_records, open_source
-from .shapes import CHAT_SHAPES, SHAPE_WORDS, SHAPES, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
+from trainer.dataimport.problems import ERROR, WARNING, DataImportError, Problem, ProblemLog, where_label
+from trainer.dataimport.readers import Source, iter_records, open_source
+from trainer.dataimport.shapes import CHAT_SHAPES, SHAPE_WORDS, SHAPES, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
 
 Chat = list[dict[str, str]]
 RESERVOIR = 10_000

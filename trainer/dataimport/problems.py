@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import UserError
+from trainer.run.errors import UserError
 
 ERROR = "error"
 WARNING = "warning"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .jsonfiles import is_json_lines, iter_json_array, iter_json_lines, load_wrapped_items, not_object
-from .problems import DataImportError
+from trainer.dataimport.jsonfiles import is_json_lines, iter_json_array, iter_json_lines, load_wrapped_items, not_object
+from trainer.dataimport.problems import DataImportError
 
 HEAD_BYTES = 64 * 1024
 SAMPLE_RECORDS = 100
@@ -120,7 +120,7 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
         raise DataImportError(f"{path.name} is not a real Excel workbook.",
                               "Open it in Excel and use Save As > Excel Workbook (.xlsx).")
     if fmt == "xlsx":
-        from .xlsx import open_xlsx
+        from trainer.dataimport.xlsx import open_xlsx
         return open_xlsx(path, sheet)
     for magic, what in _MAGIC:
         if head.startswith(magic):
@@ -140,7 +140,7 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
         fmt = "json" if stripped[:1] in "[{" else "csv"
     source = Source(path, fmt, encoding=encoding)
     if fmt in ("csv", "tsv"):
-        from .delimited import open_delimited
+        from trainer.dataimport.delimited import open_delimited
         return open_delimited(source, text)
     if fmt == "json" and stripped[:1] == "{":
         source.format = "jsonl" if is_json_lines(path, encoding, ERRORS) else "json"
@@ -180,10 +180,10 @@ def iter_records(source: Source) -> Iterator[Record]:
     """(position, record, error) for every row; position is the spreadsheet
     row, the JSON Lines line or the JSON array item (1-based)."""
     if source.format in ("csv", "tsv"):
-        from .delimited import iter_delimited
+        from trainer.dataimport.delimited import iter_delimited
         yield from iter_delimited(source)
     elif source.format == "xlsx":
-        from .xlsx import iter_xlsx
+        from trainer.dataimport.xlsx import iter_xlsx
         yield from iter_xlsx(source)
     elif source.format == "json":
         items = enumerate(source._items, 1) if source._items is not None else \

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from .problems import DataImportError
+from trainer.dataimport.problems import DataImportError
 
 MIN_EXAMPLES_FOR_EVAL = 5   # fewer than this: everything trains, no held-out check
 MAX_EVAL = 500              # more held-out examples only make each check slower

@@ -20,12 +20,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import TrainConfig
-from .preview import Chat, ScanResult, resolve_mapping, scan
-from .problems import ERROR, DataImportError
-from .readers import open_source
-from .shapes import Mapping
-from .split import eval_count, split_indices
+from trainer.run.config import TrainConfig
+from trainer.dataimport.preview import Chat, ScanResult, resolve_mapping, scan
+from trainer.dataimport.problems import ERROR, DataImportError
+from trainer.dataimport.readers import open_source
+from trainer.dataimport.shapes import Mapping
+from trainer.dataimport.split import eval_count, split_indices
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 TRAIN_FILE, EVAL_FILE, IMPORT_FILE = "data/train.jsonl", "data/eval.jsonl", "data/import.json"

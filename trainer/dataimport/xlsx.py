@@ -6,9 +6,9 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from .delimited import header_names
-from .problems import DataImportError
-from .readers import SAMPLE_RECORDS, Record, Source
+from trainer.dataimport.delimited import header_names
+from trainer.dataimport.problems import DataImportError
+from trainer.dataimport.readers import SAMPLE_RECORDS, Record, Source
 
 _RESAVE = "Open it in Excel and use Save As > Excel Workbook (.xlsx), or save the sheet as CSV."
 

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .resources import resource
+from trainer.run.resources import resource
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .api import MERGED_DIR, Run
-from .errors import UserError
-from .export.check import CheckResult, compare, greedy_ids, held_out_prompts
+from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.errors import UserError
+from trainer.results.export.check import CheckResult, compare, greedy_ids, held_out_prompts
 
 log = logging.getLogger("dragonfarm.merge")
 MERGE_INFO = "dragonfarm_merge.json"
@@ -78,8 +78,8 @@ def merge(run_dir: str | Path, on_progress: Progress = _quiet, force: bool = Fal
 def _merge(run_dir: str | Path, on_progress: Progress, force: bool, check: bool) -> MergeResult:
     import torch
 
-    from .generate import load_for_run
-    from .models import load_model
+    from trainer.results.generate import load_for_run
+    from trainer.engine.models import load_model
 
     run = Run(run_dir)
     if not run.has_adapter():

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from trainer.run.errors import UserError
 
 log = logging.getLogger("dragonfarm.encode")
 IGNORE = -100

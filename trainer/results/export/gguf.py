@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..api import MERGED_DIR, Run
-from ..errors import UserError
-from . import llamacpp
-from .check import CheckResult, compare, greedy_ids
+from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.errors import UserError
+from trainer.results.export import llamacpp
+from trainer.results.export.check import CheckResult, compare, greedy_ids
 
 EXPORT_DIR = "export"
 EXPORT_LOG = "logs/export.log"
@@ -58,14 +58,14 @@ def read_gguf_info(path: Path) -> dict[str, Any]:
 
 
 def export_name(run: Run, quant: str) -> str:
-    from .modelfile import ollama_name
+    from trainer.results.export.modelfile import ollama_name
 
     return f"{ollama_name(run.name)}-{quant.lower()}.gguf"
 
 
 def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress = print,
                 check: bool = True) -> GgufExport:
-    from ..merge import ensure_merged
+    from trainer.results.merge import ensure_merged
 
     quant = quant.lower()
     if quant not in QUANTS:
@@ -106,7 +106,7 @@ def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress =
 
 def check_gguf(run_dir: Path, path: Path, quant: str, merge_info: dict[str, Any], meta: dict[str, Any],
                on_progress: Progress = print) -> CheckResult:
-    from ..models import load_tokenizer
+    from trainer.engine.models import load_tokenizer
 
     tokenizer = load_tokenizer(run_dir / MERGED_DIR)
     if not meta["tensors"]:

@@ -5,8 +5,8 @@ import argparse
 import threading
 from pathlib import Path
 
-from .cli_train import _run_dir
-from .errors import UserError
+from trainer.cli.train import _run_dir
+from trainer.run.errors import UserError
 
 
 def _say(text: str) -> None:
@@ -14,13 +14,13 @@ def _say(text: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .chatserver import main
+    from trainer.results.chatserver import main
 
     return main(_run_dir(args.run_dir), compare=args.compare)
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from .chatserver import ChatEngine
+    from trainer.results.chatserver import ChatEngine
 
     run_dir = _run_dir(args.run_dir)
     print("Loading the model…", flush=True)
@@ -73,7 +73,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from .merge import merge
+    from trainer.results.merge import merge
 
     result = merge(_run_dir(args.run_dir), _say, force=True, check=not args.no_check)
     return 0 if result.check is None or result.check.ok else 1
@@ -82,19 +82,19 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     run_dir = _run_dir(args.run_dir)
     if args.format == "ollama":
-        from .export.ollama import export_ollama
+        from trainer.results.export.ollama import export_ollama
 
         result = export_ollama(run_dir, args.quant, _say, check=not args.no_check)
         merge_ok = (result.merge_check or {}).get("ok", True)
         return 0 if result.template_ok and merge_ok else 1
-    from .export.gguf import export_gguf
+    from trainer.results.export.gguf import export_gguf
 
     gguf = export_gguf(run_dir, args.quant or "f16", _say, check=not args.no_check)
     return 0 if gguf.check is None or gguf.check.ok else 1
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    from .share import pack
+    from trainer.run.share import pack
 
     path = pack(_run_dir(args.run_dir), args.output, with_data=args.with_data)
     size = path.stat().st_size / 1e6
@@ -104,7 +104,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
-    from .share import unpack
+    from trainer.run.share import unpack
 
     path = unpack(Path(args.file).expanduser(), args.runs_dir, args.name)
     print(f"Imported the run into {path}")

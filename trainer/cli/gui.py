@@ -9,7 +9,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     try:
         from dragonfarm_gui.app import main
     except ImportError as exc:
-        from .errors import UserError
+        from trainer.run.errors import UserError
 
         raise UserError(f"The desktop app is not installed here ({exc}).",
                         "Install DragonFarm with its app: pip install dragonfarm") from None

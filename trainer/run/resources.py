@@ -11,7 +11,7 @@ def resources_dir() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen and (Path(frozen) / "resources").is_dir():
         return Path(frozen) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parents[2] / "resources"
 
 
 def resource(*parts: str) -> Path:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..api import MERGED_DIR, Run
-from ..errors import UserError
-from . import modelfile as mf
+from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.errors import UserError
+from trainer.results.export import modelfile as mf
 
 MODELFILE = "Modelfile"
 Progress = Callable[[str], None]
@@ -74,13 +74,13 @@ def template_check(tokenizer: Any, spec: mf.ModelfileSpec, prompts: list[list[di
 
 def export_ollama(run_dir: str | Path, quant: str | None = None, on_progress: Progress = print,
                   check: bool = True) -> OllamaExport:
-    from ..merge import ensure_merged, merge_info
-    from ..models import load_tokenizer
+    from trainer.results.merge import ensure_merged, merge_info
+    from trainer.engine.models import load_tokenizer
 
     run = Run(run_dir)
     info = ensure_merged(run.path, on_progress)
     if quant:
-        from .gguf import export_gguf
+        from trainer.results.export.gguf import export_gguf
 
         gguf = export_gguf(run.path, quant, on_progress, check=check)
         source = "./" + gguf.path.relative_to(run.path).as_posix()

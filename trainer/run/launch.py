@@ -110,7 +110,7 @@ def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None)
     env.setdefault("PYTHONIOENCODING", "utf-8")
     root = None
     if not is_frozen():
-        root = str(Path(__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])
     elif (bundled_trainer_dir() / "trainer").is_dir():
         root = str(bundled_trainer_dir())   # the trainer always matches the app, even after an update
     if root:

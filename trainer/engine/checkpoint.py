@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .api import CHECKPOINTS_DIR
-from .errors import UserError
+from trainer.run.reader import CHECKPOINTS_DIR
+from trainer.run.errors import UserError
 
 log = logging.getLogger("dragonfarm.checkpoint")
 KEEP = 2

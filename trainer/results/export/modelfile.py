@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import UserError
+from trainer.run.errors import UserError
 
 CHATML, LLAMA3, GEMMA, DRAGONFARM = "chatml", "llama3", "gemma", "dragonfarm"
 

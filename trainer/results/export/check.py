@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import Run
-from ..evaluation import prompt_of
+from trainer.run.reader import Run
+from trainer.engine.evaluation import prompt_of
 
 CHECK_PROMPTS = 3
 CHECK_TOKENS = 24

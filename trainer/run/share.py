@@ -24,9 +24,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .api import Run, is_run_dir
-from .config import CONFIG_FILE
-from .errors import UserError
+from trainer.run.reader import Run, is_run_dir
+from trainer.run.config import CONFIG_FILE
+from trainer.run.errors import UserError
 
 MANIFEST = "dragonfarm-pack.json"
 PACK_FILES = (CONFIG_FILE, "status.json", "progress.jsonl", "eval.json", "samples.json")
@@ -170,7 +170,7 @@ def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive
 def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | None = None,
            limits: Limits = Limits()) -> Path:
     """Bring a packed run into runs_dir; returns its new folder (never an existing one)."""
-    from .settings import runs_dir as default_runs_dir
+    from trainer.run.settings import runs_dir as default_runs_dir
 
     archive = Path(archive)
     runs_dir = Path(runs_dir) if runs_dir else default_runs_dir()

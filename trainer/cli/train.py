@@ -6,14 +6,14 @@ import json
 import time
 from pathlib import Path
 
-from . import status as st
-from .api import Run, is_run_dir, verdict
-from .errors import UserError
+from trainer.run import status as st
+from trainer.run.reader import Run, is_run_dir, verdict
+from trainer.run.errors import UserError
 
 
 def _run_dir(value: str) -> Path:
     """A run folder's path, or the name of a run in the runs folder."""
-    from .settings import runs_dir
+    from trainer.run.settings import runs_dir
 
     path = Path(value).expanduser()
     if not is_run_dir(path) and len(path.parts) == 1 and is_run_dir(runs_dir() / value):
@@ -25,7 +25,7 @@ def _run_dir(value: str) -> Path:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .device import check, check_text
+    from trainer.engine.device import check, check_text
 
     result = check(args.device)
     print(json.dumps(result, indent=2) if args.json else check_text(result))
@@ -35,14 +35,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_presets(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from .presets import load_presets, presets_table
+    from trainer.run.presets import load_presets, presets_table
 
     print(json.dumps([asdict(p) for p in load_presets()], indent=2) if args.json else presets_table())
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .engine import train
+    from trainer.engine.loop import train
 
     run_dir = _run_dir(args.run_dir)
     current = Run(run_dir).status()
@@ -75,7 +75,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate
+    from trainer.results.generate import generate
 
     reply = generate(_run_dir(args.run_dir), args.prompt, base=args.base, max_new_tokens=args.max_new_tokens,
                      temperature=args.temperature, system=args.system, stream=not args.quiet_stream)
@@ -122,8 +122,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .api import list_runs
-    from .settings import runs_dir
+    from trainer.run.reader import list_runs
+    from trainer.run.settings import runs_dir
 
     folder = runs_dir(args.runs_dir)
     runs = list_runs(folder)

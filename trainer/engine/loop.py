@@ -10,16 +10,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import status as st
-from .api import ADAPTER_DIR, EVAL_FILE, SAMPLES_FILE, CHECKPOINTS_DIR
-from .batching import Batches
-from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from .config import TrainConfig, default_eval_every
-from .encode import encode_file, read_chats
-from .errors import UserError
-from .evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
-from .progress import PROGRESS_FILE, ProgressWriter, read_progress
-from .session import Cancelled, RunSession
+from trainer.run import status as st
+from trainer.run.reader import ADAPTER_DIR, EVAL_FILE, SAMPLES_FILE, CHECKPOINTS_DIR
+from trainer.engine.batching import Batches
+from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.run.config import TrainConfig, default_eval_every
+from trainer.engine.encode import encode_file, read_chats
+from trainer.run.errors import UserError
+from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
+from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
+from trainer.engine.session import Cancelled, RunSession
 
 log = logging.getLogger("dragonfarm.engine")
 
@@ -52,8 +52,8 @@ class Trainer:
     def run(self, resume: bool) -> str:
         import torch
 
-        from .device import check
-        from .models import load_model, load_tokenizer, resolve_model_path, target_modules_for
+        from trainer.engine.device import check
+        from trainer.engine.models import load_model, load_tokenizer, resolve_model_path, target_modules_for
 
         cfg = self.cfg
         ckpt = latest_checkpoint(self.run_dir) if resume else None

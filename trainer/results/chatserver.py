@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from .errors import UserError
+from trainer.run.errors import UserError
 
 MAX_NEW_TOKENS = 2048
 WHICH = ("finetuned", "base")
@@ -30,8 +30,8 @@ class ChatEngine:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> "ChatEngine":
-        from .api import Run
-        from .generate import load_for_run
+        from trainer.run.reader import Run
+        from trainer.results.generate import load_for_run
 
         has_adapter = Run(run_dir).has_adapter()
         model, tokenizer, device = load_for_run(run_dir, base=not has_adapter)

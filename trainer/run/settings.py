@@ -38,7 +38,7 @@ def load_settings() -> dict[str, Any]:
 
 
 def save_settings(settings: dict[str, Any]) -> None:
-    from .status import write_json_atomic
+    from trainer.run.status import write_json_atomic
 
     folder = config_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import UserError
-from .presets import find_preset, resolve_model_id
+from trainer.run.errors import UserError
+from trainer.run.presets import find_preset, resolve_model_id
 
 log = logging.getLogger("dragonfarm.models")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..errors import UserError
+from trainer.run.errors import UserError
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"   # vendors llama.cpp with the split `conversion` package
 SCRIPT = "convert_hf_to_gguf.py"
@@ -48,7 +48,7 @@ class Converter:
 
 
 def cached_root() -> Path:
-    from ..models import cache_dir
+    from trainer.engine.models import cache_dir
 
     return cache_dir() / "llama.cpp" / f"llama-cpp-python-{LLAMA_CPP_PYTHON_VERSION}"
 

@@ -9,10 +9,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import status as st
-from .api import LOG_FILE
-from .config import ConfigError
-from .errors import UserError
+from trainer.run import status as st
+from trainer.run.reader import LOG_FILE
+from trainer.run.config import ConfigError
+from trainer.run.errors import UserError
 
 log = logging.getLogger("dragonfarm")
 

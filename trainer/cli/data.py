@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _mapping_from(args: argparse.Namespace):
-    from .dataimport import Mapping
+    from trainer.dataimport import Mapping
 
     m = Mapping(prompt_column=args.prompt_column, reply_column=args.reply_column,
                 input_column=args.input_column, system_column=args.system_column, system_prompt=args.system)
@@ -86,15 +86,15 @@ def _tokenizer_from(args: argparse.Namespace):
     """The model's tokenizer, as text -> token ids without special tokens, or None."""
     if not getattr(args, "tokenizer", None):
         return None
-    from .models import load_tokenizer, resolve_model_path
-    from .presets import resolve_model_id
+    from trainer.engine.models import load_tokenizer, resolve_model_path
+    from trainer.run.presets import resolve_model_id
 
     tokenizer = load_tokenizer(resolve_model_path(resolve_model_id(args.tokenizer)))
     return lambda text: tokenizer.encode(text, add_special_tokens=False)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .dataimport import inspect_file
+    from trainer.dataimport import inspect_file
 
     _safe_stdout()
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
@@ -108,9 +108,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from .dataimport import create_run
-    from .presets import resolve_model_id
-    from .settings import runs_dir
+    from trainer.dataimport import create_run
+    from trainer.run.presets import resolve_model_id
+    from trainer.run.settings import runs_dir
 
     _safe_stdout()
     overrides = {"epochs": args.epochs, "max_steps": args.max_steps, "learning_rate": args.learning_rate,

@@ -4,14 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .api import Run
-from .errors import UserError
+from trainer.run.reader import Run
+from trainer.run.errors import UserError
 
 
 def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = None) -> tuple[Any, Any, str]:
     """(model, tokenizer, device) for the run's adapter, or the bare base model."""
-    from .device import check
-    from .models import load_model, load_tokenizer, resolve_model_path
+    from trainer.engine.device import check
+    from trainer.engine.models import load_model, load_tokenizer, resolve_model_path
 
     run = Run(run_dir)
     cfg = run.config
@@ -32,7 +32,7 @@ def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = N
 
 def generate(run_dir: str | Path, prompt: str, base: bool = False, max_new_tokens: int = 128,
              temperature: float = 0.0, system: str | None = None, stream: bool = False) -> str:
-    from .evaluation import generate_reply
+    from trainer.engine.evaluation import generate_reply
 
     model, tokenizer, device = load_for_run(run_dir, base)
     messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]

@@ -11,7 +11,7 @@ import math
 import random
 from typing import Any
 
-from .encode import IGNORE, Example
+from trainer.engine.encode import IGNORE, Example
 
 
 class Batches:

@@ -5,8 +5,8 @@ import contextlib
 import math
 from typing import Any
 
-from .batching import Batches
-from .encode import IGNORE
+from trainer.engine.batching import Batches
+from trainer.engine.encode import IGNORE
 
 
 def autocast(device: str, precision: str) -> Any:

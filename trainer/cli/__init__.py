@@ -10,16 +10,16 @@ import importlib
 import sys
 import traceback
 
-from . import __version__
-from .config import ConfigError
-from .errors import UserError
+from trainer import __version__
+from trainer.run.config import ConfigError
+from trainer.run.errors import UserError
 
 # Modules with a register(subparsers) function, in the order of `--help`.
 COMMAND_MODULES = (
-    "trainer.cli_train",
-    "trainer.cli_data",
-    "trainer.cli_result",
-    "trainer.cli_gui",
+    "trainer.cli.train",
+    "trainer.cli.data",
+    "trainer.cli.result",
+    "trainer.cli.gui",
 )
 
 
