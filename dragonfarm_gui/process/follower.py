@@ -12,7 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from trainer.run.reader import EVAL_FILE, SAMPLES_FILE, Run
+from trainer.run.files import EVAL_FILE, SAMPLES_FILE
+from trainer.run.reader import Run
 from trainer.run.progress import PROGRESS_FILE, ProgressReader
 from trainer.run.status import STATUS_FILE
 

@@ -18,12 +18,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Signal
 
+from trainer.run.files import LAUNCHER_LOG
 from trainer.run.launch import trainer_command, trainer_env
 from trainer.run.settings import load_settings
 
 from .child import STDERR_TAIL, ChildProcess
 
-LAUNCH_LOG = "logs/launcher.log"
+LAUNCH_LOG = LAUNCHER_LOG
 
 
 class LaunchError(RuntimeError):

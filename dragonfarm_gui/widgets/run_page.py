@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgre
                                QSplitter, QVBoxLayout, QWidget)
 
 from trainer.run import status as st
+from trainer.run.files import LAUNCHER_LOG
 from trainer.run.reader import Run
 from trainer.run.status import pid_alive
 
@@ -231,5 +232,5 @@ class RunPage(QWidget):
         if self.run is not None:
             log = self.run.log_path
             if not log.is_file():
-                log = self.run.path / "logs" / "launcher.log"
+                log = self.run.path / LAUNCHER_LOG
             self.show_log_requested.emit(f"{self.run.name}: what went wrong", self.error_text.text(), str(log))

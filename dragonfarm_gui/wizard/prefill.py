@@ -5,6 +5,7 @@ from pathlib import Path
 
 from trainer.run.reader import Run
 from trainer.run.config import TrainConfig
+from trainer.run.files import TRAIN_DATA
 
 from ..logic.new_run import ADVANCED_FIELDS
 
@@ -13,7 +14,7 @@ def prefill_from_run(path: Path) -> dict:
     run = Run(path)
     cfg = run.config_dict()
     base = TrainConfig().to_dict()
-    data = run.path / (cfg.get("train_file") or "data/train.jsonl")
+    data = run.path / (cfg.get("train_file") or TRAIN_DATA)
     eval_path = run.path / cfg["eval_file"] if cfg.get("eval_file") else None
     return {
         "data_path": data,

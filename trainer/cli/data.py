@@ -9,6 +9,8 @@ import re
 import sys
 import textwrap
 
+from trainer.run.files import IMPORT_FILE
+
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PREVIEW_CHARS = 400
 SHOW_PROBLEMS = 20
@@ -123,7 +125,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     if args.quiet:
         print(run)
         return 0
-    record = json.loads((run / "data" / "import.json").read_text(encoding="utf-8"))
+    record = json.loads((run / IMPORT_FILE).read_text(encoding="utf-8"))
     split, warned = record["split"], record["warnings_total"]
     print(f"Made the run folder: {run}")
     print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from trainer.run.config import TrainConfig
+from trainer.run.files import EVAL_DATA, IMPORT_FILE, TRAIN_DATA
 from trainer.dataimport.preview import Chat, ScanResult, resolve_mapping, scan
 from trainer.dataimport.problems import ERROR, DataImportError
 from trainer.dataimport.readers import open_source
@@ -28,7 +29,6 @@ from trainer.dataimport.shapes import Mapping
 from trainer.dataimport.split import eval_count, split_indices
 
 DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
-TRAIN_FILE, EVAL_FILE, IMPORT_FILE = "data/train.jsonl", "data/eval.jsonl", "data/import.json"
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
@@ -121,8 +121,8 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
     try:
         (run_dir / "data").mkdir()
         n_train = n_eval = 0
-        with open(run_dir / TRAIN_FILE, "w", encoding="utf-8", newline="\n") as train, \
-                open(run_dir / EVAL_FILE, "w", encoding="utf-8", newline="\n") as ev:
+        with open(run_dir / TRAIN_DATA, "w", encoding="utf-8", newline="\n") as train, \
+                open(run_dir / EVAL_DATA, "w", encoding="utf-8", newline="\n") as ev:
             def put(index: int, pos: int, chat: Chat) -> None:
                 nonlocal n_train, n_eval
                 if index in held:
@@ -148,9 +148,9 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
                              "format": eval_source.format, "mapping": eval_m.to_dict(),
                              "counts": vars(ev_written.counts),
                              "warnings": [p.to_dict() for p in ev_written.log.items]}
-        config = config.with_overrides(name=run_dir.name, eval_file=EVAL_FILE if n_eval else "")
+        config = config.with_overrides(name=run_dir.name, eval_file=EVAL_DATA if n_eval else "")
         if not n_eval:
-            (run_dir / EVAL_FILE).unlink()
+            (run_dir / EVAL_DATA).unlink()
         record = {
             "source": {"file": source.name, "sha256": digest, "size_bytes": data_path.stat().st_size,
                        "format": source.format, "sheet": source.sheet, "encoding": source.encoding,

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from trainer.run.reader import CHECKPOINTS_DIR
+from trainer.run.files import CHECKPOINTS_DIR
 from trainer.run.errors import UserError
 
 log = logging.getLogger("dragonfarm.checkpoint")

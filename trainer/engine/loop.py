@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
-from trainer.run.reader import ADAPTER_DIR, EVAL_FILE, SAMPLES_FILE, CHECKPOINTS_DIR
+from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
 from trainer.engine.batching import Batches
 from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.run.config import TrainConfig, default_eval_every

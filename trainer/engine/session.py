@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
-from trainer.run.reader import LOG_FILE
+from trainer.run.files import LOG_FILE
 from trainer.run.config import ConfigError
 from trainer.run.errors import UserError
 

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.files import MERGED_DIR
+from trainer.run.reader import Run
 from trainer.run.errors import UserError
+from trainer.run.files import MERGE_INFO
 from trainer.results.export.check import CheckResult, compare, greedy_ids, held_out_prompts
 
 log = logging.getLogger("dragonfarm.merge")
-MERGE_INFO = "dragonfarm_merge.json"
 Progress = Callable[[str], None]
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer.run.files import CONFIG_FILE, EVAL_DATA, TRAIN_DATA
+
 SCHEMA_VERSION = 1
-CONFIG_FILE = "config.json"
 
 DEVICES = ("auto", "cuda", "mps", "cpu")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
@@ -40,8 +41,8 @@ class TrainConfig:
     name: str = ""
     # A preset id, any Hugging Face Hub id, a local model folder, or a local .gguf file.
     model: str = "HuggingFaceTB/SmolLM2-135M-Instruct"
-    train_file: str = "data/train.jsonl"
-    eval_file: str = "data/eval.jsonl"
+    train_file: str = TRAIN_DATA
+    eval_file: str = EVAL_DATA
     max_length: int = 1024
     epochs: float = 3.0
     max_steps: int = 0  # > 0 overrides epochs

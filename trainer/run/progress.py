@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-PROGRESS_FILE = "progress.jsonl"
+from trainer.run.files import PROGRESS_FILE
 
 
 class ProgressWriter:

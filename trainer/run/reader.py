@@ -14,18 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
-from trainer.run.config import CONFIG_FILE, ConfigError, TrainConfig
+from trainer.run.config import ConfigError, TrainConfig
+from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, CONFIG_FILE, EVAL_FILE, LOG_FILE, SAMPLES_FILE
 from trainer.run.progress import read_progress
 from trainer.run.settings import runs_dir as default_runs_dir
 
-EVAL_FILE = "eval.json"
-SAMPLES_FILE = "samples.json"
-ADAPTER_DIR = "adapter"
-CHECKPOINTS_DIR = "checkpoints"
-MERGED_DIR = "merged"
-LOGS_DIR = "logs"
-LOG_FILE = "logs/trainer.log"
-DATA_DIR = "data"
 
 
 def is_run_dir(path: str | Path) -> bool:

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainer.run.reader import Run, is_run_dir
-from trainer.run.config import CONFIG_FILE
+from trainer.run import files
+from trainer.run.files import CONFIG_FILE
 from trainer.run.errors import UserError
 
-MANIFEST = "dragonfarm-pack.json"
-PACK_FILES = (CONFIG_FILE, "status.json", "progress.jsonl", "eval.json", "samples.json")
-PACK_DIRS = ("adapter", "logs")
-DATA_DIR = "data"
+MANIFEST = files.PACK_MANIFEST
+PACK_FILES = (files.CONFIG_FILE, files.STATUS_FILE, files.PROGRESS_FILE, files.EVAL_FILE, files.SAMPLES_FILE)
+PACK_DIRS = (files.ADAPTER_DIR, files.LOGS_DIR)
+DATA_DIR = files.DATA_DIR
 CHUNK = 1 << 20
 
 

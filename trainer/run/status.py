@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-STATUS_FILE = "status.json"
-CANCEL_FILE = "cancel.request"
+from trainer.run.files import CANCEL_FILE, STATUS_FILE
 
 QUEUED, LOADING, TRAINING, SAVING = "queued", "loading", "training", "saving"
 DONE, FAILED, CANCELLED, INTERRUPTED = "done", "failed", "cancelled", "interrupted"

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer.run.files import EVAL_DATA
 from trainer.run.reader import Run
 from trainer.engine.evaluation import prompt_of
 
@@ -30,7 +31,7 @@ def held_out_prompts(run_dir: str | Path, count: int = CHECK_PROMPTS) -> list[li
     run = Run(run_dir)
     prompts = [s["messages"] for s in run.samples() if s.get("messages")][:count]
     if len(prompts) < count:
-        eval_file = run.path / run.config_dict().get("eval_file", "data/eval.jsonl")
+        eval_file = run.path / run.config_dict().get("eval_file", EVAL_DATA)
         try:
             lines = eval_file.read_text(encoding="utf-8").splitlines()
         except OSError:

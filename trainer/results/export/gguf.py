@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.files import MERGED_DIR
+from trainer.run.reader import Run
 from trainer.run.errors import UserError
+from trainer.run.files import EXPORT_DIR, EXPORT_LOG
 from trainer.results.export import llamacpp
 from trainer.results.export.check import CheckResult, compare, greedy_ids
 
-EXPORT_DIR = "export"
-EXPORT_LOG = "logs/export.log"
 K_QUANTS = ("q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_0", "q4_1", "q4_k_s", "q4_k_m", "q5_0", "q5_1",
             "q5_k_s", "q5_k_m", "q6_k")
 QUANTS = llamacpp.CONVERTER_TYPES + K_QUANTS

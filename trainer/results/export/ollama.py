@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.run.reader import MERGED_DIR, Run
+from trainer.run.files import MERGED_DIR
+from trainer.run.reader import Run
 from trainer.run.errors import UserError
 from trainer.results.export import modelfile as mf
 
