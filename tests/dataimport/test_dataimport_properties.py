@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from trainer.dataimport import DataImportError, create_run, inspect_file
+from trainer.dataimport.problems import blocks
 
 SETTINGS = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 EXTENSIONS = ["csv", "tsv", "txt", "json", "jsonl", "xlsx", ""]
@@ -35,8 +36,7 @@ def _check(data: bytes, ext: str) -> None:
             assert str(exc)
             return
         assert report.counts.usable <= report.counts.rows
-        assert report.ok == (report.counts.usable > 0 and not any(p.row is None and p.severity == "error"
-                                                                  for p in report.problems))
+        assert report.ok == (report.counts.usable > 0 and not any(blocks(p) for p in report.problems))
         if report.ok:
             run = create_run(path, runs_dir=Path(tmp) / "runs")
             for line in (run / "data" / "train.jsonl").read_text(encoding="utf-8").splitlines():
