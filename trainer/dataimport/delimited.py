@@ -19,7 +19,7 @@ from trainer.dataimport.encoding import describe
 from trainer.dataimport.problems import DataImportError
 from trainer.dataimport.records import FIELD_LIMIT, SAMPLE_RECORDS, HeaderFinder, Record, Source
 from trainer.dataimport.records import column_letter, header_names  # noqa: F401 - re-exported
-from trainer.dataimport.shapes import RowError
+from trainer.dataimport.shapes import CellProblem, RowError
 
 DELIMITERS = (",", ";", "\t", "|")
 DELIMITER_WORDS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar (|)"}
@@ -141,25 +141,22 @@ def _record(source: Source, columns: list[str], width: int, cells: list[str], de
     record = {}
     for i, col in enumerate(columns):
         value = cells[i] if i < len(cells) else None
-        if value:
-            problem = _bad_text(value, col, source)
-            if problem:
-                return None, problem
-        record[col] = value
+        record[col] = (_bad_text(value, col, source) or value) if value else value
     return record, None
 
 
-def _bad_text(value: str, column: str, source: Source) -> RowError | None:
+def _bad_text(value: str, column: str, source: Source) -> CellProblem | None:
+    """A cell that is not clean text; it matters only if its column is used."""
     if _UNDECODABLE.search(value):
-        return RowError("bad_bytes", column, f"the text in '{column}' has bytes that are not "
-                        f"{describe(source.encoding)} text (the file mixes encodings); save the file again as "
-                        "UTF-8 (in Excel: CSV UTF-8), or retype the odd characters")
+        return CellProblem("bad_bytes", f"the text in '{column}' has bytes that are not "
+                           f"{describe(source.encoding)} text (the file mixes encodings); save the file again as "
+                           "UTF-8 (in Excel: CSV UTF-8), or retype the odd characters")
     found = _CONTROL.search(value)
     if found:
         ch = found.group()
         what = _CONTROL_WORDS.get(ch, f"a control character (code {ord(ch)})")
-        return RowError("control_chars", column, f"the text in '{column}' holds {what}, which is not text and "
-                        "usually means the file is damaged; delete it from the row, or save the file again")
+        return CellProblem("control_chars", f"the text in '{column}' holds {what}, which is not text and "
+                           "usually means the file is damaged; delete it from the row, or save the file again")
     return None
 
 
