@@ -106,12 +106,20 @@ def test_japanese_in_any_encoding_reads_as_written(tmp_path, encoding, codec, wo
     assert r.to_dict()["encoding_words"] == words
 
 
-def test_cyrillic_windows_1251_is_not_read_as_western(tmp_path):
-    text = "Вопрос,Ответ\nКак дела?,Хорошо, спасибо.\nГде мой заказ?,Он уже в пути.\n".replace(
-        "Хорошо, спасибо.", '"Хорошо, спасибо."')
-    r = inspect_file(write(tmp_path, "ru.csv", text.encode("cp1251")), preview_rows=5)
-    assert r.encoding == "cp1251" and r.encoding_words == "Windows-1251 (Cyrillic)"
-    assert r.preview[0] == [U("Как дела?"), A("Хорошо, спасибо.")]
+@pytest.mark.parametrize("encoding,words,text", [
+    ("cp1252", "Windows-1252 (Western European)", "Frage;Antwort\nOù est la gare?;À gauche, après le pont.\n"
+                                                  "Wie spät ist es?;Zeit für Kaffee, Grüße – 2 €\n"),
+    ("cp1250", "Windows-1250 (Central European)", "Pytanie;Odpowiedź\nGdzie jest dworzec?;Prosto. Dziękuję.\n"
+                                                  "Jak się masz?;Świetnie, łódź płynie.\n"),
+    ("cp1251", "Windows-1251 (Cyrillic)", "Вопрос;Ответ\nКак дела?;Хорошо, спасибо.\nГде мой заказ?;Он в пути.\n"),
+    ("cp949", "EUC-KR (Korean)", "질문;답변\n안녕하세요?;네, 반갑습니다.\n오늘 날씨는?;맑아요.\n"),
+    ("gb18030", "GB18030 (Chinese, simplified)", "问题;回答\n你好吗？;我很好，谢谢。\n今天天气怎么样？;晴天。\n"),
+])
+def test_legacy_encodings_are_detected_not_assumed(tmp_path, encoding, words, text):
+    r = inspect_file(write(tmp_path, "legacy.csv", text.encode(encoding)), preview_rows=5)
+    assert (r.encoding, r.encoding_words, r.encoding_guessed) == (encoding, words, True)
+    lines = [line.split(";") for line in text.splitlines()]
+    assert r.columns == lines[0] and r.preview == [[U(q), A(a)] for q, a in lines[1:]]
 
 
 def test_a_nul_byte_past_the_first_64_kb_is_named_not_trained_on(tmp_path):

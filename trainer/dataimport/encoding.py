@@ -85,16 +85,36 @@ def sniff(head: bytes) -> tuple[str, bool]:
     return _detect(head), True
 
 
+def _latin(name: str) -> bool:
+    """A single-byte encoding for Latin-script languages."""
+    return name in _WESTERN or name in _LATIN or (name.startswith(("iso8859_", "mac_")) and name not in _NOT_LATIN)
+
+
+_LATIN = {"cp1250", "cp1254", "cp1257", "cp1258", "cp852", "cp857", "cp860", "cp861", "cp863", "cp865",
+          "hp_roman8", "latin_1"}
+_NOT_LATIN = {"iso8859_5", "iso8859_6", "iso8859_7", "iso8859_8", "iso8859_11", "mac_cyrillic", "mac_greek",
+              "mac_arabic", "mac_farsi"}
+
+
 def _detect(head: bytes) -> str:
     try:
         from charset_normalizer import from_bytes
     except ImportError:  # pragma: no cover - charset-normalizer is a dependency
         return "cp1252"
-    best = from_bytes(head[:32 * 1024]).best()
+    sample = head[:32 * 1024]
+    best = from_bytes(sample).best()
     if best is None:
         return "cp1252"
     name = best.encoding
-    if name in _WESTERN:
-        return "cp1252"  # Excel's "CSV" on Western Windows; the detector's near-ties are all Latin
+    if _latin(name):
+        # The detector often cannot tell the Latin code pages apart (the same
+        # text either way, or an equally plausible one): Windows-1252, what
+        # Excel writes on Western Windows, unless it reads clearly worse.
+        if name in _WESTERN or "cp1252" in best.could_be_from_charset:
+            return "cp1252"
+        western = from_bytes(sample, cp_isolation=["cp1252"]).best()
+        if western is not None and western.chaos <= best.chaos and western.coherence >= best.coherence - 0.01:
+            return "cp1252"
+        return name
     name = _SUPERSET.get(name, name)
     return name if _known(name) else "cp1252"
