@@ -295,3 +295,17 @@ def test_password_protected_workbook_says_how_to_remove_the_password(tmp_path):
     with pytest.raises(DataImportError) as info:
         inspect_file(write(tmp_path, "old.xlsx", old))
     assert "an old Excel .xls workbook with an .xlsx name" in str(info.value)
+
+
+def test_a_nul_escaped_in_json_is_named_too(tmp_path):
+    path = write(tmp_path, "n.jsonl", '{"prompt": "a", "completion": "b\\u0000c"}\n{"prompt": "x", "completion": "y"}\n')
+    r = inspect_file(path)
+    assert kinds(r) == [("control_chars", 1, "completion")] and r.counts.usable == 1
+
+
+def test_an_empty_but_formatted_excel_cell_is_just_empty(tmp_path):
+    def style(ws):
+        ws["B3"].number_format = "0.00"  # a formatted cell with nothing in it
+
+    r = inspect_file(workbook(tmp_path, [["Question", "Answer"], ["One?", "1"], ["Two?"]], setup=style))
+    assert kinds(r) == [("empty_reply", 3, "Answer")]

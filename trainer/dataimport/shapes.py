@@ -192,6 +192,9 @@ def cell_text(value: Any, column: str, lenient: bool) -> str:
     if isinstance(value, CellProblem):
         raise RowError(value.kind, column, value.text)
     if isinstance(value, str):
+        if "\x00" in value:
+            raise RowError("control_chars", column, f"the text in '{column}' holds a NUL character (a zero byte), "
+                           "which is not text; delete it")
         return _clean(value.strip())
     if lenient and not isinstance(value, (list, dict)):
         if isinstance(value, bool):

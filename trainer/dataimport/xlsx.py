@@ -121,17 +121,17 @@ def iter_xlsx(source: Source) -> Iterator[Record]:
                 raise DataImportError(f"{source.name} stopped being readable after row {n} "
                                       f"({type(exc).__name__}).", _RESAVE) from None
             n += 1
-            values = []
+            values, blank = [], []
             for i, cell in enumerate(cells or ()):
-                where = f"{column_letter(i)}{n}"
-                value = display(cell.value, getattr(cell, "number_format", None),
-                                getattr(cell, "data_type", None), where)
-                if value is None and cell.value is None and getattr(cell, "data_type", None) == "n" \
-                        and getattr(cell, "coordinate", None):
-                    formula = formulas.at(n, i)
-                    value = _no_value(formula, where) if formula else None
-                values.append(value)
+                values.append(display(cell.value, getattr(cell, "number_format", None),
+                                      getattr(cell, "data_type", None), f"{column_letter(i)}{n}"))
+                if cell.value is None and getattr(cell, "coordinate", None):
+                    blank.append(i)  # a cell that is there but has no value: perhaps a formula never calculated
             values = merged.fill(n, values)
+            for i in blank:
+                formula = formulas.at(n, i) if values[i] is None else None
+                if formula:
+                    values[i] = _no_value(formula, f"{column_letter(i)}{n}")
             for pos, row in header.feed(n, values):
                 record: dict[str, Any] = {c: (row[i] if i < len(row) else None)
                                           for i, c in enumerate(header.columns)}
