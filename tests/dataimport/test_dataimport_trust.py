@@ -309,3 +309,18 @@ def test_an_empty_but_formatted_excel_cell_is_just_empty(tmp_path):
 
     r = inspect_file(workbook(tmp_path, [["Question", "Answer"], ["One?", "1"], ["Two?"]], setup=style))
     assert kinds(r) == [("empty_reply", 3, "Answer")]
+
+
+@pytest.mark.parametrize("value,number_format,shown", [
+    (2.5, "0", "3"), (1234567, "#,##0", "1,234,567"), (0.1234, "0.00%", "12.34%"), (42, "0000", "0042"),
+    (1234.5, '#,##0.00 "kr"', "1,234.50 kr"), (1234.5, '_("$"* #,##0.00_)', "$1,234.50"),
+    (-5, "#,##0;(#,##0)", "(5)"), (-5, "0.00", "-5.00"), (2.25, "# ??/??", "2 1/4"), (12345.678, "0.00E+00", "1.23E+04"),
+    (0.1 + 0.2, "General", "0.3"), (dt.datetime(2026, 7, 14), "mm-dd-yy", "2026-07-14"),
+    (dt.datetime(2026, 7, 14), "mmmm d, yyyy", "July 14, 2026"), (dt.datetime(2026, 7, 14), "d-mmm-yy", "14-Jul-26"),
+    (dt.datetime(2026, 7, 14, 9, 5, 7), "yyyy-mm-dd hh:mm:ss", "2026-07-14 09:05:07"),
+    (dt.datetime(2026, 7, 14, 18, 0), "m/d/yy h:mm", "7/14/26 18:00"), (dt.time(9, 30), "h:mm:ss AM/PM", "9:30:00 AM"),
+])
+def test_excel_number_formats(value, number_format, shown):
+    from trainer.dataimport.xlsxcells import display
+
+    assert display(value, number_format, "n", "A1") == shown

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import zipfile
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from typing import Any
 
 from trainer.dataimport.shapes import CellProblem
@@ -57,25 +59,30 @@ def display(value: Any, number_format: str | None, data_type: str | None, where:
         return value
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    fmt = _first_section(number_format or "General")
+    sections = _sections(number_format or "General")
+    fmt = sections[0]
     if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
         return _date_text(value, fmt)
     if isinstance(value, _dt.timedelta):
         total = int(value.total_seconds())
         return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
     if isinstance(value, (int, float)):
+        if value < 0 and len(sections) > 1 and sections[1]:
+            return _number_text(-value, sections[1])  # the negative section writes its own sign: -0.00, (0.00)
         return _number_text(value, fmt)
     return str(value)
 
 
-def _first_section(fmt: str) -> str:
-    quoted = False
+def _sections(fmt: str) -> list[str]:
+    """A format's parts: 'positive;negative;zero;text'."""
+    parts, quoted, start = [], False, 0
     for i, ch in enumerate(fmt):
         if ch == '"':
             quoted = not quoted
         elif not quoted and ch == ";":
-            return fmt[:i]
-    return fmt
+            parts.append(fmt[start:i])
+            start = i + 1
+    return parts + [fmt[start:]]
 
 
 def _date_text(value: Any, fmt: str) -> str:
@@ -161,14 +168,20 @@ def _number_text(value: float, fmt: str) -> str:
     if re.search(r"e[+-]", core, re.IGNORECASE):
         decimals = len(re.search(r"\.([0#]*)", core).group(1)) if "." in core else 0
         return f"{value:.{decimals}E}"
+    if "/" in core:  # a fraction such as # ?/? or # ??/??
+        whole, frac = divmod(Fraction(value).limit_denominator(10 ** max(1, core.count("?") // 2)), 1)
+        return (f"{whole} {frac}" if whole else str(frac)) if frac else str(whole)
     percent = "%" in core
-    shown = value * 100 if percent else value
-    m = re.search(r"[0#?,]*(?:\.([0#?]*))?", core[re.search(r"[0#?.]", core).start():])
-    decimals = len(m.group(1) or "") if m else 0
-    grouped = "," in core.split(".")[0]
-    number = f"{shown:,.{decimals}f}" if grouped else f"{shown:.{decimals}f}"
+    digits = core[re.search(r"[0#?.]", core).start():]
+    int_part, _, dec_part = re.match(r"([0#?,]*)\.?([0#?]*)", digits).group(0).partition(".")
+    shown = Decimal(repr(value)) * (100 if percent else 1)
+    shown = shown.quantize(Decimal(1).scaleb(-len(dec_part)), rounding=ROUND_HALF_UP)
+    number = f"{abs(shown):{',' if ',' in int_part else ''}.{len(dec_part)}f}"
+    pad = int_part.count("0") + (number.count(",") if "," in int_part else 0)
+    number = number.split(".")[0].rjust(pad, "0") + ("." + number.split(".")[1] if dec_part else "")
     prefix, suffix = _affixes(fmt)
-    return f"{prefix}{number}{'%' if percent and '%' not in suffix else ''}{suffix}"
+    sign = "-" if shown < 0 else ""
+    return f"{sign}{prefix}{number}{'%' if percent and '%' not in suffix else ''}{suffix}"
 
 
 def _affixes(fmt: str) -> tuple[str, str]:
