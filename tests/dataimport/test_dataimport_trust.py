@@ -324,3 +324,17 @@ def test_excel_number_formats(value, number_format, shown):
     from trainer.dataimport.xlsxcells import display
 
     assert display(value, number_format, "n", "A1") == shown
+
+
+def test_excel_sep_line_and_quotes_after_a_space(tmp_path):
+    r = inspect_file(write(tmp_path, "sep.csv", 'sep=;\nQuestion;Answer\nHi?;Hello, you\n'))
+    assert (r.delimiter, r.columns, r.preview) == (";", ["Question", "Answer"], [[U("Hi?"), A("Hello, you")]])
+    r = inspect_file(write(tmp_path, "spaced.csv", 'prompt, reply\nHi?, "Hello, you"\n'))
+    assert r.problems == [] and r.preview == [[U("Hi?"), A("Hello, you")]]
+
+
+def test_a_utf16_file_cut_in_the_middle_of_a_character(tmp_path):
+    data = "prompt\tcompletion\nHi\tHello\nBye\tSee you\n".encode("utf-16-le") + b"x"
+    r = inspect_file(write(tmp_path, "cut.tsv", data), preview_rows=5)
+    assert r.encoding == "utf-16-le" and r.preview == [[U("Hi"), A("Hello")], [U("Bye"), A("See you")]]
+    assert kinds(r) == [("bad_bytes", 4, "prompt")]

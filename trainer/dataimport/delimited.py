@@ -10,6 +10,7 @@ passed on into the training text.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import re
@@ -24,8 +25,20 @@ from trainer.dataimport.shapes import CellProblem, RowError
 DELIMITERS = (",", ";", "\t", "|")
 DELIMITER_WORDS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar (|)"}
 _MAX_BAD_IN_A_ROW = 1000
-_UNDECODABLE = re.compile("[\udc80-\udcff]")
+_UNDECODABLE = re.compile("[\udc00-\udcff]")
+
+
+def _escape(exc: UnicodeError) -> tuple[str, int]:
+    """Like surrogateescape, for every byte (a cut UTF-16 pair has bytes under 128):
+    each byte that does not decode becomes U+DC00 + byte, found later by _UNDECODABLE."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "".join(chr(0xDC00 + b) for b in exc.object[exc.start:exc.end]), exc.end
+
+
+codecs.register_error("dragonfarm-escape", _escape)
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SEP_LINE = re.compile(r"sep=([,;\t|])\r?\n")
 _CONTROL_WORDS = {"\x00": "a NUL character (a zero byte)", "\x1a": "an end-of-file mark (Ctrl+Z)"}
 
 
@@ -61,7 +74,11 @@ def _take_rows(reader, n: int) -> list[list[str]]:
 
 def open_delimited(source: Source, head_text: str) -> Source:
     csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
-    source.delimiter = sniff_delimiter(head_text.lstrip("\ufeff"), prefer_tab=source.format == "tsv")
+    sep = _SEP_LINE.match(head_text.lstrip("\ufeff"))
+    if sep:  # Excel's "sep=;" first line names the delimiter
+        source.delimiter, source.sep_line = sep.group(1), True
+    else:
+        source.delimiter = sniff_delimiter(head_text.lstrip("\ufeff"), prefer_tab=source.format == "tsv")
     if source.delimiter == "\t":
         source.format = "tsv"
     elif source.format == "tsv":
@@ -99,10 +116,13 @@ def _quote_error(exc: csv.Error, first: int, last: int) -> RowError | None:
 
 def iter_delimited(source: Source) -> Iterator[Record]:
     delimiter = source.delimiter or ","
-    with open(source.path, encoding=source.encoding, errors="surrogateescape", newline="") as fh:
-        reader = csv.reader(fh, delimiter=delimiter, strict=True)
+    with open(source.path, encoding=source.encoding, errors="dragonfarm-escape", newline="") as fh:
+        # skipinitialspace: in 'a, "b, c"' the quotes after ", " still quote.
+        reader = csv.reader(fh, delimiter=delimiter, strict=True, skipinitialspace=True)
         header = HeaderFinder(source)
         bad_run, n = 0, 0
+        if source.sep_line:
+            next(reader, None)
         while True:
             first = reader.line_num + 1
             try:

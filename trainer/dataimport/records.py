@@ -6,6 +6,7 @@ No reader imports another, so there is no import circle.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -13,6 +14,7 @@ from typing import Any, Callable
 from trainer.dataimport.problems import WARNING, Problem
 
 SAMPLE_RECORDS = 100
+_SURROGATE = re.compile("[\ud800-\udfff]")
 FIELD_LIMIT = 16 * 1024 * 1024
 
 Record = tuple  # (position, record dict or None, shapes.RowError or None)
@@ -28,6 +30,7 @@ class Source:
     encoding: str | None = None
     encoding_guessed: bool = False  # not UTF-8 or marked UTF-16: a charset detector chose it
     delimiter: str | None = None
+    sep_line: bool = False         # the file starts with Excel's "sep=;" line
     lenient: bool = False          # spreadsheet cells: numbers and dates count as text
     header_row: int | None = None  # the row the column names were taken from
     sample: list[dict[str, Any]] = field(default_factory=list)
@@ -60,6 +63,7 @@ def header_names(cells: list) -> list[str]:
     names: list[str] = []
     for i, cell in enumerate(cells):
         name = str(cell).strip().lstrip("\ufeff") if cell is not None else ""
+        name = _SURROGATE.sub("\ufffd", name)  # bytes that did not decode
         name = name or f"Column {column_letter(i)}"
         base, k = name, 2
         while name in names:
