@@ -338,3 +338,8 @@ def test_a_utf16_file_cut_in_the_middle_of_a_character(tmp_path):
     r = inspect_file(write(tmp_path, "cut.tsv", data), preview_rows=5)
     assert r.encoding == "utf-16-le" and r.preview == [[U("Hi"), A("Hello")], [U("Bye"), A("See you")]]
     assert kinds(r) == [("bad_bytes", 4, "prompt")]
+
+
+def test_a_table_whose_first_name_has_braces_stays_a_table(tmp_path):
+    r = inspect_file(write(tmp_path, "b.csv", "{prompt},reply\nHi,Hello}\n"))
+    assert r.format == "csv" and r.columns == ["{prompt}", "reply"] and r.ok

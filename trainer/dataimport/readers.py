@@ -201,6 +201,9 @@ def _json_inside(path: Path, encoding: str, stripped: str) -> str | None:
             return None
     if stripped[:1] == "[" and stripped[1:].lstrip()[:1] in ("{", "]"):
         return "json"
-    if stripped[:1] == "{" and stripped.rstrip().endswith("}"):
-        return "json"
+    if stripped[:1] == "{" and path.stat().st_size <= HEAD_BYTES:
+        try:
+            return "json" if isinstance(json.loads(stripped), dict) else None
+        except ValueError:
+            return None
     return None
