@@ -343,3 +343,14 @@ def test_a_utf16_file_cut_in_the_middle_of_a_character(tmp_path):
 def test_a_table_whose_first_name_has_braces_stays_a_table(tmp_path):
     r = inspect_file(write(tmp_path, "b.csv", "{prompt},reply\nHi,Hello}\n"))
     assert r.format == "csv" and r.columns == ["{prompt}", "reply"] and r.ok
+
+
+def test_a_title_merged_across_the_columns_is_a_title_too(tmp_path):
+    def merge(ws):
+        ws.merge_cells("A1:C1")
+
+    path = workbook(tmp_path, [["Support answers, July"], ["Question", "Answer", "Notes"], ["Hi?", "Hello", ""]],
+                    setup=merge)
+    r = inspect_file(path)
+    assert r.columns == ["Question", "Answer", "Notes"] and r.header_row == 2 and r.ok
+    assert [p.kind for p in r.problems] == ["title_row"]

@@ -111,7 +111,8 @@ class HeaderFinder:
             return [(n, cells)]
         if not any(filled(c) for c in cells):
             return []
-        if self._title is None and sum(1 for c in cells if filled(c)) == 1 and _first_filled(cells) == 0:
+        if self._title is None and _first_filled(cells) == 0 and len({str(c).strip() for c in cells if filled(c)}) == 1:
+            # one value, in the first cell (or merged across the row from it): perhaps a title
             self._title = (n, cells)
             return []
         if self._title is not None:

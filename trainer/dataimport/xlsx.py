@@ -127,7 +127,7 @@ def iter_xlsx(source: Source) -> Iterator[Record]:
                                       getattr(cell, "data_type", None), f"{column_letter(i)}{n}"))
                 if cell.value is None and getattr(cell, "coordinate", None):
                     blank.append(i)  # a cell that is there but has no value: perhaps a formula never calculated
-            values = merged.fill(n, values)
+            values = merged.fill(n, values, note=header.columns is not None)  # no note for title or header
             for i in blank:
                 formula = formulas.at(n, i) if values[i] is None else None
                 if formula:
@@ -153,12 +153,12 @@ class _Merges:
                 self.by_row.setdefault(r, []).append(rng)
         self.noted = 0
 
-    def fill(self, n: int, values: list) -> list:
+    def fill(self, n: int, values: list, note: bool = True) -> list:
         for r1, c1, r2, c2 in self.by_row.get(n, ()):
             if n == r1:
                 top = values[c1 - 1] if c1 - 1 < len(values) else None
                 self.values[(r1, c1)] = top
-                if top is not None and self.noted < MAX_MERGE_NOTES:
+                if note and top is not None and self.noted < MAX_MERGE_NOTES:
                     self.noted += 1
                     span = f"{column_letter(c1 - 1)}{r1}:{column_letter(c2 - 1)}{r2}"
                     self.source.note("merged_cells", f"{self.source.name}: the cells {span} are merged; every "
