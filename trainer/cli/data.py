@@ -127,7 +127,16 @@ def cmd_new(args: argparse.Namespace) -> int:
         return 0
     record = json.loads((run / IMPORT_FILE).read_text(encoding="utf-8"))
     split, warned = record["split"], record["warnings_total"]
+    src = record["source"]
+    fmt = {"xlsx": "Excel workbook"}.get(src["format"], src["format"].upper())
+    how = read_as(src.get("delimiter"), src.get("encoding"))
+    sheet = f", sheet '{src['sheet']}'" if src.get("sheet") else ""
     print(f"Made the run folder: {run}")
+    print(f"  read {src['file']} as {fmt}{', ' + how if how else ''}{sheet}"
+          + (" (encoding guessed: check the examples)" if src.get("encoding_guessed") else ""))
+    print("  using:")
+    for line in mapping_lines(record["mapping"]):
+        print("  " + line)
     print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
     if warned:
         print(f"  {warned:,} rows had problems and were skipped or flagged; "
@@ -167,27 +176,18 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
 def render_report(r, args: argparse.Namespace | None = None) -> str:
     out = []
     fmt = r.format.upper() if r.format != "xlsx" else "Excel workbook"
-    extra = []
-    if r.delimiter:
-        extra.append(f"{_DELIM_WORDS.get(r.delimiter, repr(r.delimiter))}-separated")
-    if r.encoding:
-        extra.append({"utf-8-sig": "UTF-8", "cp1252": "Windows-1252"}.get(r.encoding, r.encoding.upper()))
-    out.append(f"File:        {r.file} ({fmt}{', ' + ', '.join(extra) if extra else ''})")
+    out.append(f"File:        {r.file} ({fmt}{', ' + read_as(r.delimiter, r.encoding) if r.encoding else ''})")
+    if r.encoding_guessed:
+        out.append(f"Encoding:    {r.encoding_words}, guessed (the file is not UTF-8): check the letters in the "
+                   "examples below")
     if r.sheets:
         out.append("Sheets:      " + ", ".join(f"{s} (used)" if s == r.sheet else s for s in r.sheets))
-    out.append("Columns:     " + (", ".join(r.columns) or "(none)"))
+    names_row = f" (names from row {r.header_row})" if r.header_row and r.header_row > 1 else ""
+    out.append("Columns:     " + (", ".join(r.columns) or "(none)") + names_row)
     out.append(f"Looks like:  {r.shape_words}")
-    m = r.mapping
-    out.append("Mapping:")
-    if m.shape in ("messages", "sharegpt"):
-        out.append(f"  chats      <- column '{m.messages_column}'")
-    else:
-        out.append(f"  prompt     <- {_col(m.prompt_column)}" + (f" + {_col(m.input_column)}" if m.input_column else ""))
-        out.append(f"  reply      <- {_col(m.reply_column)}")
-    if m.system_column:
-        out.append(f"  system     <- {_col(m.system_column)}")
-    elif m.system_prompt:
-        out.append(f"  system     <- \"{m.system_prompt[:60]}{'...' if len(m.system_prompt) > 60 else ''}\" (every example)")
+    out.append("Mapping:" + ("     (chosen by what the columns hold; to change it use --prompt-column and "
+                             "--reply-column)" if r.mapping_guessed else ""))
+    out.extend(mapping_lines(r.mapping))
     if r.preview:
         out.append("")
         out.append(f"The first {_plural(len(r.preview), 'example')}, as the model will see them:")
@@ -228,6 +228,32 @@ def _col(name: str | None) -> str:
     return f"column '{name}'" if name else "(not chosen)"
 
 
+def read_as(delimiter: str | None, encoding: str | None) -> str:
+    """'comma-separated, UTF-8' for a text table; the encoding in words."""
+    from trainer.dataimport.encoding import describe
+
+    extra = [f"{_DELIM_WORDS.get(delimiter, repr(delimiter))}-separated"] if delimiter else []
+    return ", ".join(extra + ([describe(encoding)] if encoding else []))
+
+
+def mapping_lines(m) -> list[str]:
+    """Which column becomes the prompt, the reply and the system prompt."""
+    from trainer.dataimport import Mapping
+
+    m = Mapping.from_dict(m) if isinstance(m, dict) else m
+    out = []
+    if m.shape in ("messages", "sharegpt"):
+        out.append(f"  chats      <- column '{m.messages_column}'")
+    else:
+        out.append(f"  prompt     <- {_col(m.prompt_column)}" + (f" + {_col(m.input_column)}" if m.input_column else ""))
+        out.append(f"  reply      <- {_col(m.reply_column)}")
+    if m.system_column:
+        out.append(f"  system     <- {_col(m.system_column)}")
+    elif m.system_prompt:
+        out.append(f"  system     <- \"{m.system_prompt[:60]}{'...' if len(m.system_prompt) > 60 else ''}\" (every example)")
+    return out
+
+
 def _next_step(r, args: argparse.Namespace | None) -> str:
     if not r.ok:
         return ("Not ready yet: fix the errors above (or choose other columns with --prompt-column and "
@@ -242,4 +268,9 @@ def _next_step(r, args: argparse.Namespace | None) -> str:
                 cmd += ["--" + flag.replace("_", "-"), _quote(value)]
         if getattr(args, "system", None):
             cmd += ["--system", _quote(args.system)]
+    skipped = r.counts.skipped
+    if skipped:
+        return (f"Usable, but {_plural(skipped, 'row')} with errors will be left out (see above); fix "
+                f"{'it' if skipped == 1 else 'them'} first if {'it matters' if skipped == 1 else 'they matter'}. "
+                "To make a run folder:\n  " + " ".join(cmd))
     return "Looks good. Next, make a run folder:\n  " + " ".join(cmd)
