@@ -3,6 +3,7 @@
 in tests/gui/test_settings_form.py)."""
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import re
@@ -75,9 +76,8 @@ def test_a_bad_preset_is_caught(monkeypatch):
     ]
 
 
-def _new_parser():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, type(parser._subparsers._group_actions[0])))
+def _new_parser() -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return sub.choices["new"]
 
 
