@@ -66,6 +66,12 @@ def test_every_preset_passes_validation():
     assert preset_by_key(training_presets.DEFAULT_PRESET)
 
 
+def test_the_default_preset_is_the_defaults():
+    """`dragonfarm new --help` says no --preset is the same as the default preset."""
+    default = preset_by_key(training_presets.DEFAULT_PRESET)
+    assert TrainConfig(**default.config_values()) == TrainConfig()
+
+
 def test_a_bad_preset_is_caught(monkeypatch):
     bad = training_presets._preset("bad", "Bad", "Too much.", lora_r=5000, epochs_typo=2)
     worse = training_presets._preset("worse", "Worse", "Also too much.", lora_r=5000)
