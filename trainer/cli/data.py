@@ -9,9 +9,10 @@ import re
 import sys
 import textwrap
 
+from trainer.cli.flags import add_preset_flag, add_setting_flags, setting_values
+from trainer.run.config import DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, MAX_EVAL_FRACTION, TrainConfig
 from trainer.run.files import IMPORT_FILE
 
-DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PREVIEW_CHARS = 400
 SHOW_PROBLEMS = 20
 _ROLE_WORDS = {"system": "System", "user": "User", "assistant": "Assistant"}
@@ -26,7 +27,6 @@ def _mapping_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--input-column", help="an extra column added under the prompt (Alpaca 'input')")
     g.add_argument("--system-column", help="a column with a system prompt for each row")
     g.add_argument("--system", metavar="TEXT", help="one system prompt for every example")
-    g.add_argument("--max-length", type=int, help="longest example in tokens (default 1024)")
     g.add_argument("--tokenizer", metavar="MODEL", help="count lengths in this model's tokens (a preset, Hub id, "
                    "model folder or .gguf; loads the model's tokenizer, which takes a few seconds)")
 
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "become prompts and replies, the first examples, counts and problems.")
     p.add_argument("file", help="a .csv, .tsv, .xlsx, .json or .jsonl file")
     _mapping_args(p)
+    add_setting_flags(p, only=("max_length",))
     p.add_argument("--rows", type=int, default=3, help="how many examples to show (default 3)")
     p.add_argument("--first", type=int, metavar="N", help="look only at the first N rows (quick, for big files)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -49,19 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--model", default=DEFAULT_MODEL, help=f"the model to teach (default {DEFAULT_MODEL})")
     n.add_argument("--name", help="the run's name (default: the data file's name)")
     n.add_argument("--runs-dir", help="where runs are kept (default: the app's runs folder)")
-    n.add_argument("--eval-fraction", type=float, default=0.1,
-                   help="share of examples held out to check progress (default 0.1)")
+    n.add_argument("--eval-fraction", type=float, default=DEFAULT_EVAL_FRACTION,
+                   help=f"share of examples held out to check progress, 0 to {MAX_EVAL_FRACTION:g} "
+                        f"(default {DEFAULT_EVAL_FRACTION:g})")
     n.add_argument("--eval-file", help="a separate file of held-out examples instead")
-    n.add_argument("--seed", type=int, default=42, help="seed for the held-out split and training")
+    add_preset_flag(n)
     _mapping_args(n)
-    t = n.add_argument_group("training settings (can be changed later in config.json)")
-    t.add_argument("--epochs", type=float)
-    t.add_argument("--max-steps", type=int)
-    t.add_argument("--learning-rate", type=float)
-    t.add_argument("--batch-size", type=int)
-    t.add_argument("--lora-r", type=int)
-    t.add_argument("--lora-alpha", type=int)
-    t.add_argument("--device", choices=("auto", "cuda", "mps", "cpu"))
+    add_setting_flags(n)
     n.add_argument("--quiet", action="store_true", help="print only the new run folder")
     n.set_defaults(func=cmd_new)
 
@@ -100,8 +95,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     _safe_stdout()
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
-                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first,
-                          tokenizer=_tokenizer_from(args))
+                          max_length=args.max_length or TrainConfig().max_length, preview_rows=max(0, args.rows),
+                          limit=args.first, tokenizer=_tokenizer_from(args))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -115,12 +110,11 @@ def cmd_new(args: argparse.Namespace) -> int:
     from trainer.run.settings import runs_dir
 
     _safe_stdout()
-    overrides = {"epochs": args.epochs, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
-                 "batch_size": args.batch_size, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha,
-                 "max_length": args.max_length, "device": args.device}
+    overrides = setting_values(args)
+    seed = overrides.pop("seed", DEFAULT_SEED)  # the held-out split uses it too
     run = create_run(args.data, runs_dir=runs_dir(args.runs_dir), name=args.name,
                      model=resolve_model_id(args.model), mapping=_mapping_from(args), sheet=args.sheet,
-                     eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=args.seed,
+                     eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=seed,
                      config_overrides=overrides, tokenizer=_tokenizer_from(args))
     if args.quiet:
         print(run)

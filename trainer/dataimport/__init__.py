@@ -26,7 +26,7 @@ make exactly the same run folder.
     # A Mapping with its shape set (report.mapping, edited) is used exactly as it is:
     edited = dataclasses.replace(report.mapping, system_column=None)
     run_dir = create_run("examples.csv", runs_dir=settings.runs_dir(), name="my-run",
-                         model="HuggingFaceTB/SmolLM2-135M-Instruct",
+                         model="Qwen/Qwen2.5-0.5B-Instruct",
                          mapping=edited, config_overrides={"epochs": 3})
 
 Big files: inspect_file(path, limit=1000) gives a quick first look (report.complete

@@ -84,7 +84,7 @@ def open_delimited(source: Source, head_text: str) -> Source:
     elif source.format == "tsv":
         source.format = "csv"
     sample = []
-    for pos, record, err in iter_delimited(source):
+    for _pos, record, _err in iter_delimited(source):
         if record is not None:
             sample.append(record)
         if len(sample) >= SAMPLE_RECORDS:

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.run.config import TrainConfig
+from trainer.run.config import DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, TrainConfig
 from trainer.run.files import EVAL_DATA, IMPORT_FILE, TRAIN_DATA
 from trainer.dataimport.preview import Chat, ScanResult, resolve_mapping, scan
 from trainer.dataimport.problems import ERROR, DataImportError, blocks
@@ -29,7 +29,6 @@ from trainer.dataimport.readers import open_source
 from trainer.dataimport.shapes import Mapping
 from trainer.dataimport.split import eval_count, split_indices
 
-DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
@@ -89,7 +88,8 @@ def _write_line(fh, chat: Chat) -> None:
 
 def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None = None,
                model: str = DEFAULT_MODEL, mapping: Mapping | dict | None = None, sheet: str | None = None,
-               eval_fraction: float = 0.1, eval_file: str | Path | None = None, seed: int = 42,
+               eval_fraction: float = DEFAULT_EVAL_FRACTION, eval_file: str | Path | None = None,
+               seed: int = DEFAULT_SEED,
                config_overrides: dict[str, Any] | None = None, tokenizer: Any = None,
                progress: Callable[[str, int], None] | None = None) -> Path:
     """Import data_path into a new run folder under runs_dir and return it.
