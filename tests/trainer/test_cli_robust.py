@@ -44,7 +44,7 @@ def test_broken_pipe_in_main_returns_quietly(monkeypatch, capsys):
 def test_user_error_in_train_prints_words_not_a_traceback(tmp_path):
     run = write_run(tmp_path / "run", str(tmp_path / "no-such-model-folder"), example_chats(4), example_chats(2, 100))
     out = subprocess.run([sys.executable, "-m", "trainer", "train", str(run)], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, timeout=300)
+                         check=False, capture_output=True, text=True, timeout=300)
     text = out.stdout + out.stderr
     assert out.returncode == 1, text
     assert "Traceback" not in text and "dragonfarm: " in text
@@ -54,10 +54,10 @@ def test_user_error_in_train_prints_words_not_a_traceback(tmp_path):
 
 def test_missing_or_bad_run_folder_in_train_is_a_message(tmp_path):
     out = subprocess.run([sys.executable, "-m", "trainer", "train", str(tmp_path / "nope")], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, timeout=120)
+                         check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "is not a DragonFarm run folder" in out.stderr and "Traceback" not in out.stderr
     run = write_run(tmp_path / "run", "HuggingFaceTB/SmolLM2-135M-Instruct", example_chats(4), example_chats(2, 100))
     (run / "config.json").write_text('{"model": "x", "epochs": "many"}')
     out = subprocess.run([sys.executable, "-m", "trainer", "train", str(run)], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, timeout=120)
+                         check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "epochs" in out.stderr and "Traceback" not in out.stderr

@@ -154,7 +154,7 @@ def test_progress_reader_names_bad_lines_and_waits_for_partial_ones(tmp_path):
 
 
 def test_endless_line_is_damage_not_memory(tmp_path, monkeypatch):
-    import trainer.run.progress as progress
+    from trainer.run import progress
 
     monkeypatch.setattr(progress, "MAX_LINE", 1000)
     path = tmp_path / "progress.jsonl"

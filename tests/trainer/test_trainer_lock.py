@@ -44,10 +44,13 @@ def test_lock_is_exclusive_and_testable_without_creating_files(run_dir):
     assert (run_dir / LOCK_FILE).exists()  # never deleted: deleting lock files races
 
 
+HOLD = ("import sys, time; from trainer.run.lock import TrainerLock; "
+        "TrainerLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(60)")
+
+
 def test_a_killed_trainer_drops_its_lock(run_dir):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from trainer.run.lock import TrainerLock; "
-         "TrainerLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(60)", str(run_dir)],
+        [sys.executable, "-c", HOLD, str(run_dir)],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"

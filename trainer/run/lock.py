@@ -21,6 +21,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from trainer.run.files import LOCK_FILE
 
@@ -75,7 +79,7 @@ class TrainerLock:
         self.wait = wait
         self._fd: int | None = None
 
-    def acquire(self) -> "TrainerLock":
+    def acquire(self) -> TrainerLock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.wait
         while not _try_lock(fd):
@@ -100,7 +104,7 @@ class TrainerLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def __enter__(self) -> "TrainerLock":
+    def __enter__(self) -> Self:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:

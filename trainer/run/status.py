@@ -130,9 +130,9 @@ def is_live(status: dict[str, Any], at: float | None = None, run_dir: str | Path
     if held is False and written_by_trainer:
         return False  # the trainer that wrote this is gone: the OS dropped its lock
     pid = status.get("pid")
-    if status.get("host") == socket.gethostname() and pid is not None:
-        if not pid_alive(pid, status.get("pid_created_at")):
-            return False
+    if (status.get("host") == socket.gethostname() and pid is not None
+            and not pid_alive(pid, status.get("pid_created_at"))):
+        return False
     beat = _past_time(status.get("heartbeat_at"), at)
     if beat is not None:
         return at - beat <= STALE_AFTER_SECONDS
