@@ -177,3 +177,24 @@ def test_status_and_progress_values_that_are_fine():
     assert problems == [] and clean["step"] == 3 and clean["loss"] is None and clean["future_key"] == [1]
     record, problem = clean_progress({"step": 4, "loss": math.inf, "note": {"x": 1}})
     assert problem is None and record["loss"] is None and record["note"] == {"x": 1}
+
+
+def test_an_imported_two_file_archive_cannot_break_the_list(three_runs, tmp_path, capsys):
+    import zipfile
+
+    from trainer.run.share import unpack
+
+    folder, runs = three_runs
+    archive = tmp_path / "gift.zip"
+    forged = {"state": "training", "pid": 10**30, "host": "x", "heartbeat_at": time.time() + 10**7,
+              "loss": "abc", "step": {"a": 1}}
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("gift/config.json", (runs[0] / "config.json").read_text())
+        zf.writestr("gift/status.json", json.dumps(forged))
+    unpack(archive, folder)
+    rows = {r.name: r.summary() for r in list_runs(folder)}
+    assert len(rows) == 4 and rows["gift"]["state"] == st.DAMAGED and rows["gift"]["live"] is False
+    assert [d.split(",")[0] for d in rows["gift"]["damaged"]] == ["status.json"] * 3
+    assert all(rows[r.name]["state"] == st.DONE for r in runs)
+    assert main(["list", "--runs-dir", str(folder)]) == 0
+    assert "damaged: status.json, pid is" in capsys.readouterr().out
