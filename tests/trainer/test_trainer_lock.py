@@ -151,3 +151,27 @@ def test_windows_branch_locks_the_first_byte(run_dir, monkeypatch):
             lk.TrainerLock(run_dir, wait=0).acquire()
     assert lk.lock_held(run_dir) is False
     assert {(mode, n, pos) for mode, n, pos in fake.calls} == {(fake.LK_NBLCK, 1, 0), (fake.LK_UNLCK, 1, 0)}
+
+
+HOLD_WITH_CHILD = ("import subprocess, sys, time; from trainer.run.lock import TrainerLock; "
+                   "TrainerLock(sys.argv[1]).acquire(); "
+                   "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], close_fds=False); "
+                   "print(c.pid, flush=True); time.sleep(60)")
+
+
+def test_a_program_the_trainer_started_does_not_keep_the_lock(run_dir):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_WITH_CHILD, str(run_dir)], cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(holder.stdout.readline())
+        assert lk.lock_held(run_dir) is True
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        assert procs.pid_alive(child) and lk.lock_held(run_dir) is False
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+        if child and procs.pid_alive(child):
+            os.kill(child, signal.SIGKILL)

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 from trainer.run.files import LOCK_FILE
 
 WINDOWS = os.name == "nt"
+# os.open's descriptors are not inherited by child processes (PEP 446), so a
+# program the trainer starts never keeps the lock after the trainer is gone.
+_FLAGS = os.O_RDWR | getattr(os, "O_BINARY", 0)
 
 
 class LockHeld(RuntimeError):
@@ -80,7 +83,7 @@ class TrainerLock:
         self._fd: int | None = None
 
     def acquire(self) -> TrainerLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, _FLAGS | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.wait
         while not _try_lock(fd):
             if time.monotonic() >= deadline:
@@ -119,7 +122,7 @@ def lock_held(run_dir: str | Path) -> bool | None:
     free, which a starting trainer rides out by retrying (TrainerLock.wait).
     """
     try:
-        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDWR)
+        fd = os.open(Path(run_dir) / LOCK_FILE, _FLAGS)
     except OSError:
         return None
     try:
