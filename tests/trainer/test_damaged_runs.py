@@ -164,6 +164,7 @@ def test_endless_line_is_damage_not_memory(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("field, value", [("pid", True), ("pid", -3), ("pid", 2**40), ("heartbeat_at", "now"),
+                                          ("heartbeat_at", 10**400), ("started_at", float("nan")),
                                           ("heartbeat_at", float("inf")), ("examples", [1]), ("message", 5),
                                           ("total_steps", 1.5), ("loss", "abc")])
 def test_status_fields_are_checked(field, value):
@@ -177,6 +178,10 @@ def test_status_and_progress_values_that_are_fine():
     assert problems == [] and clean["step"] == 3 and clean["loss"] is None and clean["future_key"] == [1]
     record, problem = clean_progress({"step": 4, "loss": math.inf, "note": {"x": 1}})
     assert problem is None and record["loss"] is None and record["note"] == {"x": 1}
+    record, problem = clean_progress({"step": 5, "loss": 10**400, "grad_norm": 3})  # too big for a float
+    assert problem is None and record["loss"] is None and record["grad_norm"] == 3.0
+    clean, problems = clean_status({"state": "training", "loss": 10**400, "epoch": 2})
+    assert problems == [] and clean["loss"] is None and clean["epoch"] == 2.0
 
 
 def test_an_imported_two_file_archive_cannot_break_the_list(three_runs, tmp_path, capsys):

@@ -107,7 +107,7 @@ def clean_status(data: Any) -> tuple[dict[str, Any], list[str]]:
             else:
                 problem = f"{key} is {shown(value)}, not a {'process id' if key == 'pid' else 'count'}"
         elif key in _STATUS_TIMES:
-            ok = _is_number(value) and math.isfinite(value) and 0 <= value < MAX_TIME
+            ok = _is_number(value) and 0 <= value < MAX_TIME  # NaN and inf fail the comparison
             problem = None if ok else f"{key} is {shown(value)}, not a time"
         elif key in _STATUS_NUMBERS:
             ok, number = number_or_none(value)
@@ -143,8 +143,11 @@ def clean_progress(record: Any) -> tuple[dict[str, Any] | None, str | None]:
     clean = dict(record)
     clean["step"] = int(step)
     for key in _PROGRESS_NUMBERS:
+        value = record.get(key)
+        if type(value) is float and math.isfinite(value):  # the common case, quickly
+            continue
         if key in record:
-            ok, value = number_or_none(record[key])
+            ok, value = number_or_none(value)
             if not ok:
                 return None, f"{key} is {shown(record[key])}, not a number"
             clean[key] = value

@@ -88,7 +88,7 @@ class Run:
 
     def _progress_reader(self) -> ProgressReader:
         """The run's progress file read up to now (only new bytes each time)."""
-        key = str(self.path.resolve())
+        key = os.path.abspath(self.path)
         reader = _PROGRESS_READERS.get(key) or _PROGRESS_READERS.setdefault(key, ProgressReader(self.path / PROGRESS_FILE))
         while reader.read_new():
             pass
