@@ -203,3 +203,19 @@ def test_an_imported_two_file_archive_cannot_break_the_list(three_runs, tmp_path
     assert all(rows[r.name]["state"] == st.DONE for r in runs)
     assert main(["list", "--runs-dir", str(folder)]) == 0
     assert "damaged: status.json, pid is" in capsys.readouterr().out
+
+
+def test_a_huge_progress_file_is_checked_a_piece_per_call(three_runs, monkeypatch):
+    from trainer.run import reader
+
+    monkeypatch.setattr(reader, "DAMAGE_SCAN_BYTES", 1000)
+    _folder, runs = three_runs
+    run = runs[1]
+    good = "".join(json.dumps({"step": i, "loss": 1.0}) + "\n" for i in range(1, 200))
+    (run / "progress.jsonl").write_text(good + '{"step": 200, "loss": "abc"}\n')
+    calls = 0
+    while not Run(run).damage():
+        calls += 1
+        assert calls < 20
+    assert calls >= 3 and "line 200: loss is 'abc'" in Run(run).damage()[0]
+    assert len(Run(run).train_records()) == 199  # a plain read takes the whole file

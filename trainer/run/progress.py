@@ -16,7 +16,7 @@ from trainer.run.checks import clean_progress
 from trainer.run.files import PROGRESS_FILE
 
 MAX_PROBLEMS = 20  # the first few bad lines are named; the rest counted
-READ_LIMIT = 64 << 20   # bytes per read_new call: a huge file is read in pieces
+READ_LIMIT = 16 << 20   # bytes per read_new call: a huge file is read in pieces
 MAX_LINE = 1 << 20      # a line longer than this is damage, not a record
 
 
@@ -49,7 +49,8 @@ class ProgressReader:
         self.bad_lines = 0
         self.problems: list[str] = []  # "line 3: loss is 'abc', not a number"
 
-    def read_new(self) -> list[dict[str, Any]]:
+    def read_new(self, limit: int = READ_LIMIT) -> list[dict[str, Any]]:
+        """New complete records, reading at most `limit` bytes (the rest next time)."""
         self.reset = False
         try:
             size = os.path.getsize(self.path)
@@ -62,7 +63,7 @@ class ProgressReader:
             return []
         with open(self.path, "rb") as fh:
             fh.seek(self.offset)
-            chunk = fh.read(min(size - self.offset, READ_LIMIT))
+            chunk = fh.read(min(size - self.offset, limit))
         self.offset += len(chunk)
         data = self._partial + chunk
         lines = data.split(b"\n")

@@ -28,6 +28,7 @@ from trainer.run.settings import runs_dir as default_runs_dir
 # Checks of files that have not changed are remembered: (path, mtime, size) -> problems.
 _CHECKED: dict[tuple[str, int, int], list[str]] = {}
 _PROGRESS_READERS: dict[str, ProgressReader] = {}
+DAMAGE_SCAN_BYTES = 4 << 20
 
 
 def is_run_dir(path: str | Path) -> bool:
@@ -87,11 +88,12 @@ class Run:
         return found
 
     def _progress_reader(self) -> ProgressReader:
-        """The run's progress file read up to now (only new bytes each time)."""
+        """The run's progress file checked up to now: only new bytes each time,
+        and a few MB per call, so a huge file never stalls a caller (the app's
+        list refresh); what is left is checked on the next call."""
         key = os.path.abspath(self.path)
         reader = _PROGRESS_READERS.get(key) or _PROGRESS_READERS.setdefault(key, ProgressReader(self.path / PROGRESS_FILE))
-        while reader.read_new():
-            pass
+        reader.read_new(limit=DAMAGE_SCAN_BYTES)
         return reader
 
     @property
