@@ -13,7 +13,7 @@ from trainer.run.reader import Run, list_runs
 from trainer.run.launch import NoTrainerPython
 from trainer.run.settings import load_settings, runs_dir, save_settings
 
-from ..process.trainer_process import Launch, LaunchError, kill_pid, start_training
+from ..process.trainer_process import Launch, LaunchError, start_training, stop_process_tree
 from .error_dialog import show_error
 from .run_list import RunList
 
@@ -201,20 +201,20 @@ class MainWindow(QMainWindow):
         run = Run(path)
         status = run.status()
         if (run.path / st.CANCEL_FILE).exists() and status.get("live") and status.get("pid"):
-            self.stop_now(run, int(status["pid"]))
+            self.stop_now(run, status["pid"], status.get("pid_created_at"))
         else:
             run.request_cancel()
             self.statusBar().showMessage("Stopping after the current step; the adapter trained so far is saved.", 8000)
         if self.run_page is not None:
             self.run_page.refresh()
 
-    def stop_now(self, run: Run, pid: int) -> bool:
+    def stop_now(self, run: Run, pid: int, created_at: float | None = None) -> bool:
         """The last resort when a trainer does not answer the cancel request."""
         answer = QMessageBox.question(
             self, "Stop training now", f"The run '{run.name}' was asked to stop but is still busy (loading or saving "
             "can take a while). Stop it at once? Resume can continue from its last checkpoint.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes and kill_pid(pid)
+        return answer == QMessageBox.StandardButton.Yes and stop_process_tree(pid, created_at)
 
     def resume_run(self, path: str) -> None:
         if path and Run(path).state in (st.INTERRUPTED, st.CANCELLED, st.FAILED):

@@ -14,7 +14,7 @@ STATE_FILTERS = (
     ("All runs", ()),
     ("Running", st.ACTIVE_STATES),
     ("Finished", (st.DONE,)),
-    ("Needs attention", (st.FAILED, st.INTERRUPTED)),
+    ("Needs attention", (st.FAILED, st.INTERRUPTED, st.DAMAGED)),
     ("Stopped", (st.CANCELLED,)),
 )
 

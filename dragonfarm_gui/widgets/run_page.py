@@ -1,6 +1,7 @@
 """One run, live: state in words, numbers, the loss plot, results and actions."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Callable
 
@@ -11,7 +12,6 @@ from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgre
 from trainer.run import status as st
 from trainer.run.files import LAUNCHER_LOG
 from trainer.run.reader import Run
-from trainer.run.status import pid_alive
 
 from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
 from ..process.follower import RunFollower
@@ -180,7 +180,7 @@ class RunPage(QWidget):
         self.status = status
         state = status.get("state") or st.QUEUED
         launch = self.launch_for(self.run.path) if self.run else None
-        special = launch_view(status, getattr(launch, "started_at", None), pid_alive(getattr(launch, "pid", 0)))
+        special = launch_view(status, getattr(launch, "started_at", None), bool(launch and launch.is_running()))
         message = status.get("message") or ""
         error = status.get("error") if state == st.FAILED else None
         if special == "starting":
@@ -193,7 +193,11 @@ class RunPage(QWidget):
             message = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)." + (
                 " Press Resume to continue from the last checkpoint." if self.run.checkpoints() else
                 " There is no checkpoint yet, so Resume starts it again.")
-        never_started = not status.get("written_state") and special is None
+        damaged = status.get("damaged") or []
+        if damaged:
+            error = ("Some of this run's files are damaged: " + "; ".join(damaged[:5]) +
+                     ". Open its folder to look at them, or delete the run.")
+        never_started = not status.get("written_state") and special is None and state != st.DAMAGED
         if never_started:
             message = "This run has not been started yet. Press Start training to begin."
         self.view_state = state
@@ -205,7 +209,7 @@ class RunPage(QWidget):
         self.message.setText(message)
         self.message.setVisible(bool(message))
         self.error_box.setVisible(bool(error))
-        self.error_text.setText(f"<b>What went wrong:</b> {error}" if error else "")
+        self.error_text.setText(f"<b>What went wrong:</b> {html.escape(error)}" if error else "")
         total, step = status.get("total_steps") or 0, status.get("step") or 0
         self.progress.setRange(0, max(1, int(total)))
         self.progress.setValue(int(min(step, total)) if total else 0)

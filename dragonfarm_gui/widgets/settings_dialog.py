@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QVBoxLayout, QWidget)
 
@@ -48,10 +49,11 @@ class SettingsDialog(QDialog):
         self.remove_token.setToolTip("Forget the saved token")
         self.remove_token.setEnabled(has_token)
         self.remove_token.clicked.connect(self._remove_token)
-        where = ("your system's keyring" if tokens.where() == "keyring"
-                 else f"a private file only you can read ({tokens.token_file()})")
-        token_note = QLabel(f"The token is stored in {where}, never in a run folder or log.")
+        token_note = QLabel(tokens.storage_note())
+        token_note.setObjectName("tokenNote")
         token_note.setWordWrap(True)
+        token_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.token_note = token_note
         token_note.setStyleSheet("color:#666")
         self.problem = QLabel()
         self.problem.setStyleSheet("color:#c62828")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from trainer.run import status as st  # noqa: E402
+from trainer.run.lock import TrainerLock  # noqa: E402
 from trainer.run.progress import ProgressWriter  # noqa: E402
 
 DEFAULT_CHECK = {"device": "cpu", "device_name": "Fake CPU", "precision": "fp32", "torch_version": "2.13.0",
@@ -27,6 +28,7 @@ def train(run: Path, resume: bool) -> int:
     steps = int(os.environ.get("FAKE_STEPS", "6"))
     delay = float(os.environ.get("FAKE_DELAY", "0.05"))
     hang_at = int(os.environ.get("FAKE_HANG_AT", "0"))
+    lock = TrainerLock(run).acquire()  # like `dragonfarm train`: held until this process ends  # noqa: F841
     start = 0
     if resume:
         ckpts = sorted(int(p.name.split("-")[1]) for p in (run / "checkpoints").glob("step-*"))

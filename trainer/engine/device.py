@@ -201,11 +201,9 @@ def probe_cpu(facts: Facts) -> None:
         out = _run(["sysctl", "-n", "machdep.cpu.brand_string"])
         if out:
             facts.cpu_name = out.strip()
-    try:
-        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        facts.system_memory_gb = round(pages * size / 2**30, 1)
-    except (ValueError, OSError, AttributeError):
-        pass
+    from trainer.run.procs import system_memory_gb
+
+    facts.system_memory_gb = system_memory_gb()  # psutil: os.sysconf does not exist on Windows
 
 
 def probe_torch(facts: Facts) -> None:

@@ -23,6 +23,7 @@ CHECKPOINTS_DIR = "checkpoints"
 LOGS_DIR = "logs"
 LOG_FILE = "logs/trainer.log"
 LAUNCHER_LOG = "logs/launcher.log"  # the detached start's own output
+LOCK_FILE = "trainer.lock"          # OS-locked for the one trainer's life (trainer/run/lock.py); never packed
 
 # Written by merge and export
 MERGED_DIR = "merged"
