@@ -114,7 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_self_test(app, window)
     QTimer.singleShot(0, window.start)
     log.info("DragonFarm started")
-    return app.exec()
+    code = app.exec()
+    from .process.child import reap_forgotten
+
+    reap_forgotten()  # the window is gone: a process told to quit gets its last moments here
+    return code
 
 
 def _report_first_paint(window, app) -> None:

@@ -1,5 +1,6 @@
 """GUI test fixtures: offscreen Qt, settings and runs in temp folders, a fake
-trainer, and a check that no test leaves a process, thread or timer running."""
+trainer, and a check that no test leaves a process, thread (worker-pool threads
+too) or timer running."""
 from __future__ import annotations
 
 import os
@@ -76,6 +77,10 @@ def no_leftovers(request):
         top.close()
         top.deleteLater()
     new_threads = [t.name for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
+    from PySide6.QtCore import QThreadPool
+
+    # A worker (dragonfarm_gui/process/worker.py) ends soon after its window closes or Cancel.
+    assert QThreadPool.globalInstance().waitForDone(5000), "a worker thread is still running"
     assert not left, left
     assert not new_threads, new_threads
 
