@@ -83,10 +83,11 @@ def state_text_color(state: str | None) -> str:
 
 
 def render_qss(template: str, colors: dict[str, str]) -> str:
-    """Replace each @role in the stylesheet with its colour; an unknown role is an error."""
+    """Replace each @role in the stylesheet with its colour (comments are dropped);
+    an unknown role is an error."""
     def sub(match: re.Match) -> str:
         name = match.group(1)
         if name not in colors:
             raise KeyError(f"app.qss names an unknown colour @{name}")
         return colors[name]
-    return re.sub(r"@([a-z_]+)\b", sub, template)
+    return re.sub(r"@([a-z_]+)\b", sub, re.sub(r"/\*.*?\*/", "", template, flags=re.S))

@@ -9,7 +9,8 @@ from PySide6.QtGui import QBrush, QColor
 
 from trainer.run.reader import list_runs
 
-from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
+from ..logic.runview import fmt_created, fmt_number, model_words, state_words
+from ..logic.theme import state_text_color
 
 COLUMNS = (("name", "Name"), ("model", "Model"), ("state", "State"), ("progress", "Progress"),
            ("created_at", "Created"), ("eval_loss", "Held-out"))
@@ -136,7 +137,7 @@ class RunListModel(QAbstractTableModel):
                 return value if isinstance(value, (int, float)) else float("inf")
             return str(row.get(key) or "").lower()
         if role == Qt.ItemDataRole.ForegroundRole and key == "state":
-            return QBrush(QColor(STATE_COLORS.get(row["state"], "#333")))
+            return QBrush(QColor(state_text_color(row["state"])))
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.get("error"):
                 return row["error"]

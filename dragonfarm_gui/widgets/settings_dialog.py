@@ -52,9 +52,9 @@ class SettingsDialog(QDialog):
                  else f"a private file only you can read ({tokens.token_file()})")
         token_note = QLabel(f"The token is stored in {where}, never in a run folder or log.")
         token_note.setWordWrap(True)
-        token_note.setStyleSheet("color:#666")
+        token_note.setProperty("tone", "muted")
         self.problem = QLabel()
-        self.problem.setStyleSheet("color:#c62828")
+        self.problem.setProperty("tone", "bad")
         self.problem.setWordWrap(True)
 
         form = QFormLayout()
