@@ -9,11 +9,19 @@ to the summary and presses Start. A QTimer ticking every 10 ms on the GUI
 thread records the longest gap between ticks (the longest event-loop stall)
 in each phase, next to the phase's wall time.
 
-Measured (2 shared CPU cores, 1,000,000 rows, 58 MB):
-  first look shown after ... s; full scan ... s, longest stall ... ms;
-  run creation ... s, longest stall ... ms.
-Before the worker (the scan and create_run on the GUI thread) the window froze
-for the whole of each phase.
+It also records the longest stall of the same wizard doing nothing for 3 s:
+what the machine's load alone costs. A stall needs the GIL back from the
+worker, so on a busy machine it follows the OS's scheduling.
+
+Measured 2026-12-01 on 2 CPU cores shared with other builds (load average
+10-13), 1,000,000 rows, 136 MB:
+  idle: longest stall 43 ms
+  first look (1,000 rows, preview, mapping) shown 0.26 s after choosing the
+  file; set_file itself returned in 13 ms
+  full scan 37.8 s, longest stall 174 ms (135 ms in an earlier run)
+  run creation 94.3 s, longest stall 259 ms (164 ms in an earlier run)
+Before the worker, the scan and create_run ran on the GUI thread: the window
+did not paint at all for each whole phase (about 40 s and 90 s here).
 """
 from __future__ import annotations
 
@@ -117,7 +125,9 @@ def main() -> None:
         data = folder / f"bench-{args.rows}.csv"
         if not data.exists():
             make_csv(data, args.rows)
-        print(f"{args.rows:,} rows, {data.stat().st_size / 1e6:.0f} MB", flush=True)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"{args.rows:,} rows, {data.stat().st_size / 1e6:.0f} MB; {os.cpu_count()} CPUs, "
+              f"load average {load:.1f}", flush=True)
         out = measure(data, folder / "runs")
         print(f"idle for 3 s, longest stall {out['idle_stall_ms']:.0f} ms (the machine's own noise)")
         print(f"first look shown after {out['first_look_s']:.2f} s (set_file returned in "

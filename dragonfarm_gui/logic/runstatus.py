@@ -61,6 +61,8 @@ def status_view(status: dict, *, launch: str | None = None, launch_last_words: s
     badge = "Not started" if never_started else state_words(state)
     if message.strip().rstrip(".").lower() == state_words(state).lower():
         message = ""  # the badge already says it
+    if error:
+        message = ""  # a failed run's last message ("Loading the model") is from before it failed
 
     total, step = status.get("total_steps") or 0, status.get("step") or 0
     active = state in st.ACTIVE_STATES and not never_started

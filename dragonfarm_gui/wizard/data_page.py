@@ -362,7 +362,8 @@ class DataPage(BlockingPage):
         elif usable:
             held = eval_count(usable, c.eval_fraction)
             self.split_label.setText(f"{usable - held:,} examples to train on, {held:,} held out to check learning."
-                                     + (" (Under 5 examples: nothing is held out.)" if usable < 5 else ""))
+                                     + (" (Under 5 examples: nothing is held out.)" if usable < 5 else "")
+                                     + ("" if c.report.complete else " (So far: the rest is being checked.)"))
         else:
             self.split_label.setText("")
         self.changed()

@@ -53,6 +53,11 @@ def test_finished_states(state, adapter, tone, resume, tools):
     assert view.error == ("out of memory" if state == st.FAILED else "")
 
 
+def test_a_failed_run_shows_its_error_not_its_last_message():
+    view = status_view(_written(st.FAILED, message="Loading the model", error="The GPU ran out of memory."))
+    assert view.message == "" and view.error == "The GPU ran out of memory."
+
+
 def test_interrupted_says_what_resume_will_do():
     with_ckpt = status_view(_written(st.INTERRUPTED), has_checkpoints=True)
     without = status_view(_written(st.INTERRUPTED), has_checkpoints=False)
