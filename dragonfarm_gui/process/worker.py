@@ -147,7 +147,7 @@ class JobRunner(QObject):
         self._keep: set[Job] = set()  # jobs whose end has not arrived yet (cancelled ones too)
 
     def start(self, fn: Callable[[Job], Any], discard: Callable[[Any], None] | None = None) -> Job:
-        self.cancel(quiet=True)
+        self._drop()
         job = Job(fn, discard, self._relay)
         self.job = job
         self._keep.add(job)
@@ -161,15 +161,20 @@ class JobRunner(QObject):
 
     def cancel(self, quiet: bool = False) -> bool:
         """Cancel the current job (its end is then ignored); True if one was running.
-        quiet: do not emit `cancelled` (a new job replaces it)."""
+        quiet: no `cancelled` signal (the page is closing); busy_changed(False) comes either way."""
+        if not self._drop():
+            return False
+        self.busy_changed.emit(False)
+        if not quiet:
+            self.cancelled.emit()
+        return True
+
+    def _drop(self) -> bool:
         job, self.job = self.job, None
         if job is None:
             return False
         if not job.cancel():  # finished a moment ago: its result is on its way; discard it there
             job.discard_on_arrival = True
-        if not quiet:
-            self.busy_changed.emit(False)
-            self.cancelled.emit()
         return True
 
     def pending(self) -> int:

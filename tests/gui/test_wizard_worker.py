@@ -137,3 +137,18 @@ def test_a_failed_creation_says_why_in_words(wizard, qtbot, tmp_path, monkeypatc
     qtbot.waitUntil(lambda: not page.busy(), timeout=WAIT)
     assert page.reason.text().startswith("The run could not be made: ") and "Traceback" not in page.reason.text()
     assert wizard.created_run is None and wizard.isVisible()
+
+
+def test_back_mid_creation_cancels_it_and_the_page_works_again(wizard, qtbot, big_csv, tmp_path):
+    _to_summary(wizard, qtbot, big_csv)
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    page = wizard.summary_page
+    assert not page.start_box.isEnabled()
+    wizard.back()
+    qtbot.waitUntil(lambda: page.creator.pending() == 0, timeout=WAIT)
+    assert not page.busy() and page.start_box.isEnabled()
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    wizard.next()
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    qtbot.waitUntil(lambda: wizard.created_run is not None, timeout=WAIT * 4)
+    assert (wizard.created_run / "config.json").is_file() and not wizard.isVisible()
