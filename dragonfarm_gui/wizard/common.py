@@ -44,21 +44,22 @@ class BlockingPage(QWizardPage):
 
 
 class ProgressRow(QWidget):
-    """A progress bar, what is being done in words, and one button (Cancel, or
+    """A progress bar, what is being done in words, and one button (stop, or
     the page's way to start again)."""
     button_clicked = Signal()
 
-    def __init__(self, what: str, parent=None):
+    def __init__(self, what: str, stop_text: str = "Stop", parent=None):
         super().__init__(parent)
         self.setObjectName("progressRow")
+        self.stop_text = stop_text  # not "Cancel": that is the wizard's own button, which closes it
         self.bar = QProgressBar()
-        self.bar.setMaximumWidth(240)
+        self.bar.setFixedWidth(220)
         self.bar.setTextVisible(False)
         self.bar.setAccessibleName(what)
         self.label = QLabel()
         self.label.setProperty("tone", "muted")
         self.label.setWordWrap(True)
-        self.button = QPushButton("Cancel")
+        self.button = QPushButton(stop_text)
         self.button.clicked.connect(self.button_clicked)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -68,7 +69,7 @@ class ProgressRow(QWidget):
         self.hide()
 
     def show_busy(self, words: str, per_mille: int | None = None, tip: str = "Stop") -> None:
-        """Show the work: a bar (busy when per_mille is None), the words, and Cancel."""
+        """Show the work: a bar (busy when per_mille is None), the words, and the stop button."""
         if per_mille is None:
             self.bar.setRange(0, 0)
         else:
@@ -76,7 +77,7 @@ class ProgressRow(QWidget):
             self.bar.setValue(per_mille)
         self.bar.show()
         self.label.setText(words)
-        self.button.setText("Cancel")
+        self.button.setText(self.stop_text)
         self.button.setToolTip(tip)
         self.button.show()
         self.show()

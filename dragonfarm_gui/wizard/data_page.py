@@ -118,7 +118,7 @@ class DataPage(BlockingPage):
         self.problems.setAccessibleName("Problems found in the file")
         self.problems_label = QLabel("Problems")
 
-        self.scan_row = ProgressRow("Checking the file")
+        self.scan_row = ProgressRow("Checking the file", "Stop checking")
         self.scan_row.button_clicked.connect(self._scan_button_clicked)
 
         top = QGridLayout()

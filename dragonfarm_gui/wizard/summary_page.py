@@ -34,7 +34,7 @@ class SummaryPage(BlockingPage):
         self.error: str | None = None
         self.created: Path | None = None
         self.total_rows = 0
-        self.progress_row = ProgressRow("Making the run folder")
+        self.progress_row = ProgressRow("Making the run folder", "Stop")
         self.progress_row.button_clicked.connect(self.cancel_creation)
         self.creator = JobRunner(self)
         self.creator.progress.connect(self._progress)

@@ -48,7 +48,7 @@ def test_first_rows_show_at_once_then_the_full_count(wizard, qtbot, big_csv):
                                                                 page.detected.text())))
     page.set_file(big_csv)
     assert page.busy() and not _next_enabled(wizard)
-    assert page.scan_row.isVisible() and page.scan_row.button.text() == "Cancel"
+    assert page.scan_row.isVisible() and page.scan_row.button.text() == "Stop checking"
     qtbot.waitUntil(lambda: bool(partial), timeout=WAIT)
     first, next_enabled, words = partial[0]
     assert not first.complete and first.counts.rows == 1000 and not next_enabled
