@@ -90,4 +90,4 @@ def render_qss(template: str, colors: dict[str, str]) -> str:
         if name not in colors:
             raise KeyError(f"app.qss names an unknown colour @{name}")
         return colors[name]
-    return re.sub(r"@([a-z_]+)\b", sub, re.sub(r"/\*.*?\*/", "", template, flags=re.S))
+    return re.sub(r"@([a-z_]+)\b", sub, re.sub(r"/\*.*?\*/", "", template, flags=re.DOTALL))

@@ -29,7 +29,7 @@ def test_both_colour_sets_name_the_same_roles_and_the_qss_uses_only_those():
     for dark in (False, True):
         text = stylesheet(dark)
         assert "@" not in text and text.count("{") == text.count("}")
-    used = set(re.findall(r"@([a-z_]+)", re.sub(r"/\*.*?\*/", "", QSS.read_text(), flags=re.S)))
+    used = set(re.findall(r"@([a-z_]+)", re.sub(r"/\*.*?\*/", "", QSS.read_text(), flags=re.DOTALL)))
     assert used <= set(theme.LIGHT)
     with pytest.raises(KeyError, match="unknown colour @nope"):
         theme.render_qss("QLabel { color: @nope; }", theme.LIGHT)
