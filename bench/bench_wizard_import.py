@@ -49,14 +49,16 @@ class StallMeter:
         self.timer.timeout.connect(self._tick)
         self.last = time.perf_counter()
         self.longest = 0.0
+        self.over_100ms = 0
 
     def start(self) -> None:
-        self.last, self.longest = time.perf_counter(), 0.0
+        self.last, self.longest, self.over_100ms = time.perf_counter(), 0.0, 0
         self.timer.start()
 
     def _tick(self) -> None:
         now = time.perf_counter()
         self.longest = max(self.longest, now - self.last)
+        self.over_100ms += now - self.last > 0.1
         self.last = now
 
     def stop(self) -> float:
@@ -99,6 +101,7 @@ def measure(data: Path, runs: Path) -> dict:
     out["first_look_s"] = wait_until(app, lambda: wizard.choices.report is not None, 120) + out["set_file_s"]
     out["scan_s"] = wait_until(app, lambda: not page.busy(), 600) + out["first_look_s"]
     out["scan_stall_ms"] = meter.stop() * 1000
+    out["scan_over_100ms"] = meter.over_100ms
     out["usable"] = wizard.choices.report.counts.usable
     for _ in range(4):
         wizard.next()
@@ -107,6 +110,7 @@ def measure(data: Path, runs: Path) -> dict:
     wizard.button(QWizard.WizardButton.FinishButton).click()
     out["create_s"] = wait_until(app, lambda: wizard.created_run is not None, 900)
     out["create_stall_ms"] = meter.stop() * 1000
+    out["create_over_100ms"] = meter.over_100ms
     out["run"] = str(wizard.created_run)
     wizard.close()
     return out
@@ -132,8 +136,10 @@ def main() -> None:
         print(f"idle for 3 s, longest stall {out['idle_stall_ms']:.0f} ms (the machine's own noise)")
         print(f"first look shown after {out['first_look_s']:.2f} s (set_file returned in "
               f"{out['set_file_s'] * 1000:.0f} ms)")
-        print(f"full scan {out['scan_s']:.1f} s, {out['usable']:,} usable, longest stall {out['scan_stall_ms']:.0f} ms")
-        print(f"run creation {out['create_s']:.1f} s, longest stall {out['create_stall_ms']:.0f} ms")
+        print(f"full scan {out['scan_s']:.1f} s, {out['usable']:,} usable, longest stall {out['scan_stall_ms']:.0f} ms, "
+              f"{out['scan_over_100ms']} stalls over 100 ms")
+        print(f"run creation {out['create_s']:.1f} s, longest stall {out['create_stall_ms']:.0f} ms, "
+              f"{out['create_over_100ms']} stalls over 100 ms")
 
 
 if __name__ == "__main__":

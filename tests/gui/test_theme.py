@@ -74,3 +74,14 @@ def test_no_widget_names_a_colour():
                     "app.setStyleSheet" not in line:
                 found.append(f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_the_stylesheet_ships_with_the_package_and_the_frozen_app():
+    root = PACKAGE.parent
+    assert 'dragonfarm_gui = ["style/*.qss"]' in (root / "pyproject.toml").read_text()
+    spec = (root / "packaging" / "dragonfarm.spec").read_text()
+    assert '"dragonfarm_gui" / "style" / "app.qss"), "dragonfarm_gui/style"' in spec
+    from dragonfarm_gui.envsetup.selftest import STYLESHEET, bundle_checks
+
+    assert STYLESHEET == QSS.resolve()
+    assert ("stylesheet", True, str(STYLESHEET)) in bundle_checks()
