@@ -14,12 +14,18 @@ what the machine's load alone costs. A stall needs the GIL back from the
 worker, so on a busy machine it follows the OS's scheduling.
 
 Measured 2026-12-01 on 2 CPU cores shared with other builds (load average
-10-13), 1,000,000 rows, 136 MB:
-  idle: longest stall 43 ms
-  first look (1,000 rows, preview, mapping) shown 0.26 s after choosing the
-  file; set_file itself returned in 13 ms
-  full scan 37.8 s, longest stall 174 ms (135 ms in an earlier run)
-  run creation 94.3 s, longest stall 259 ms (164 ms in an earlier run)
+10-13), 1,000,000 rows, 136 MB, three runs:
+  idle: longest stall 35-43 ms
+  first look (1,000 rows, preview, mapping) shown 0.20-0.26 s after choosing
+  the file; set_file itself returned in 2-14 ms
+  full scan 17-46 s, longest stall 118-174 ms (1 stall over 100 ms in the
+  last run)
+  run creation 83-107 s, longest stall 148-259 ms (12 stalls over 100 ms in
+  106 s in the last run)
+  300,000 rows on the same machine: longest stall 56 ms scanning, 59 ms creating.
+The longer stalls come and go with the machine's load: the GUI thread needs
+the GIL back from the worker, and on 2 oversubscribed cores the worker may be
+descheduled while it holds it.
 Before the worker, the scan and create_run ran on the GUI thread: the window
 did not paint at all for each whole phase (about 40 s and 90 s here).
 """
