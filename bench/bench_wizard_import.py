@@ -26,8 +26,9 @@ Measured 2026-12-01 on 2 CPU cores shared with other builds (load average
 The longer stalls come and go with the machine's load: the GUI thread needs
 the GIL back from the worker, and on 2 oversubscribed cores the worker may be
 descheduled while it holds it.
-Before the worker, the scan and create_run ran on the GUI thread: the window
-did not paint at all for each whole phase (about 40 s and 90 s here).
+Before the worker, set_file ran the full scan and validatePage ran create_run
+on the GUI thread, so the stall was each whole phase (the same work as the
+times above; not re-measured with the old code).
 """
 from __future__ import annotations
 
