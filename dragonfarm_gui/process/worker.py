@@ -87,8 +87,7 @@ class Job:
             if self._cancelled:
                 self._emit(self.relay.ended, self, "cancelled", None)
             else:
-                log.info("job failed", exc_info=True)
-                self._emit(self.relay.ended, self, "failed", exc)
+                self._emit(self.relay.ended, self, "failed", exc)  # logged on the GUI thread
             return
         with self._lock:
             late = self._cancelled
@@ -201,6 +200,8 @@ class JobRunner(QObject):
             return
         self.job = None
         self.busy_changed.emit(False)
+        if how == "failed":
+            log.info("job failed", exc_info=value)
         if how == "done":
             self.done.emit(value)
         elif how == "failed":
