@@ -85,3 +85,22 @@ def test_the_stylesheet_ships_with_the_package_and_the_frozen_app():
 
     assert STYLESHEET == QSS.resolve()
     assert ("stylesheet", True, str(STYLESHEET)) in bundle_checks()
+
+
+def test_the_plot_follows_a_switch_to_dark_while_the_app_runs(qapp, qtbot):
+    from dragonfarm_gui.widgets.loss_plot import LossPlot
+
+    apply_style(qapp)
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    assert plot.plot.backgroundBrush().color().name() == theme.LIGHT["plot_bg"]
+    old = qapp.palette()
+    dark = QPalette(old)
+    dark.setColor(QPalette.ColorRole.Window, QColor("#2b2b2b"))
+    try:
+        qapp.setPalette(dark)  # the system switched: the app restyles itself
+        qtbot.waitUntil(lambda: plot.plot.backgroundBrush().color().name() == theme.DARK["plot_bg"], timeout=3000)
+        assert theme.is_dark() and theme.DARK["error_bg"] in qapp.styleSheet()
+    finally:
+        qapp.setPalette(old)
+    qtbot.waitUntil(lambda: not theme.is_dark(), timeout=3000)
