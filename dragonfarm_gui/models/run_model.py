@@ -11,10 +11,10 @@ from PySide6.QtCore import (QAbstractTableModel, QFileSystemWatcher, QModelIndex
                             QSortFilterProxyModel, Qt, QTimer)
 from PySide6.QtGui import QBrush, QColor
 
-from trainer.run import status as st
 from trainer.run.reader import list_runs
 
-from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
+from ..logic.runview import fmt_created, fmt_number, model_words, state_words
+from ..logic.theme import state_text_color
 
 COLUMNS = (("name", "Name"), ("model", "Model"), ("state", "State"), ("progress", "Progress"),
            ("created_at", "Created"), ("eval_loss", "Held-out"))
@@ -145,8 +145,7 @@ class RunListModel(QAbstractTableModel):
                 return value if isinstance(value, (int, float)) else float("inf")
             return str(row.get(key) or "").lower()
         if role == Qt.ItemDataRole.ForegroundRole and key == "state":
-            state = st.FAILED if row["state"] == st.DAMAGED else row["state"]
-            return QBrush(QColor(STATE_COLORS.get(state, STATE_COLORS[st.QUEUED])))
+            return QBrush(QColor(state_text_color(row["state"])))
         if role == Qt.ItemDataRole.ToolTipRole:
             if row.get("damaged"):
                 return "Damaged:\n" + "\n".join(row["damaged"][:10]) + "\nOpen the folder to look, or delete the run."

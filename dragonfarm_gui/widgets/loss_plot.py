@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from ..logic import theme
 from ..logic.runview import ema, smoothing_weight
-
-RAW_COLOR = (120, 160, 210)
-SMOOTH_COLOR = (30, 90, 170)
-EVAL_COLOR = (220, 110, 20)
 
 
 class LossPlot(QWidget):
@@ -28,7 +25,7 @@ class LossPlot(QWidget):
         self.eval_losses: list[float] = []
         self.smoothed: list[float] = []
 
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(200)
         self.plot.setToolTip("Training loss per step (light), smoothed (dark blue) and held-out loss (orange dots). "
                              "Lower is better. Drag to pan, scroll to zoom, right-click for options.")
@@ -39,13 +36,13 @@ class LossPlot(QWidget):
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
         legend = item.addLegend(offset=(-10, 10))
-        self.raw_curve = item.plot([], [], pen=pg.mkPen(RAW_COLOR, width=1), name="Training loss")
-        self.smooth_curve = item.plot([], [], pen=pg.mkPen(SMOOTH_COLOR, width=2.5), name="Smoothed")
-        self.eval_points = item.plot([], [], pen=None, symbol="o", symbolSize=9,
-                                     symbolBrush=pg.mkBrush(EVAL_COLOR), symbolPen=pg.mkPen("w"),
-                                     name="Held-out loss")
-        legend.setLabelTextColor((60, 60, 60))
-        self._hover_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
+        self.legend = legend
+        self.raw_curve = item.plot([], [], name="Training loss")
+        self.smooth_curve = item.plot([], [], name="Smoothed")
+        self.eval_points = item.plot([], [], pen=None, symbol="o", symbolSize=9, name="Held-out loss")
+        self._hover_line = pg.InfiniteLine(angle=90)
+        self._themed_dark: bool | None = None
+        self.apply_theme()
         self._hover_line.setVisible(False)
         item.addItem(self._hover_line, ignoreBounds=True)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -59,6 +56,33 @@ class LossPlot(QWidget):
         layout.addWidget(self.hover_label)
 
     # ----- data ------------------------------------------------------------
+    def apply_theme(self) -> None:
+        """Background, axes, legend and curves in the active theme's colours (light or dark)."""
+        if self._themed_dark == theme.is_dark():
+            return
+        self._themed_dark = theme.is_dark()
+        c = theme.color
+        self.plot.setBackground(c("plot_bg"))
+        item = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(c("plot_fg")))
+            axis.setTextPen(pg.mkPen(c("plot_fg")))
+            axis.setLabel(axis.labelText, color=c("plot_fg"))
+        self.raw_curve.setPen(pg.mkPen(c("plot_raw"), width=1))
+        self.smooth_curve.setPen(pg.mkPen(c("plot_smooth"), width=2.5))
+        self.eval_points.setSymbolBrush(pg.mkBrush(c("plot_eval")))
+        self.eval_points.setSymbolPen(pg.mkPen(c("plot_bg")))
+        self.legend.setLabelTextColor(c("plot_fg"))
+        for _sample, label in self.legend.items:  # labels made before the colour change keep theirs
+            label.setText(label.text, color=c("plot_fg"))
+        self._hover_line.setPen(pg.mkPen(c("plot_hover"), style=Qt.PenStyle.DashLine))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - the app's palette (light/dark) changed
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            self.apply_theme()
+        super().changeEvent(event)
+
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
         self._redraw()

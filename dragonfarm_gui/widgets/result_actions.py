@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, 
 
 from trainer.run.reader import Run
 
+from ..style import set_style_property
 from ..process.command_process import CommandProcess
 
 ACTIONS = {"merge": "Merging", "ollama": "Exporting for Ollama", "gguf": "Exporting a GGUF file", "pack": "Packing"}
@@ -122,7 +123,7 @@ class ResultActions(QWidget):
         self.current = action
         self.log.clear()
         self.command_box.hide()
-        self.result.setStyleSheet("")
+        set_style_property(self.result, "tone", "")
         self.result.setText(f"{ACTIONS[action]}… (this can take a few minutes for big models)")
         self.progress.show()
         started = self.process.start(*self.args_for(action, pack_path))
@@ -158,7 +159,7 @@ class ResultActions(QWidget):
         self.progress.hide()
         text, command, good = summarise(action, ok, self.process.lines, words)
         self.result.setText(text)
-        self.result.setStyleSheet("" if good else "color:#c62828")
+        set_style_property(self.result, "tone", "" if good else "bad")
         if command:
             self.command.setText(command)
             self.command_box.show()

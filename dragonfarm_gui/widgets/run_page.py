@@ -13,9 +13,11 @@ from trainer.run import status as st
 from trainer.run.files import LAUNCHER_LOG
 from trainer.run.reader import Run
 
-from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
+from ..logic.runstatus import status_view
+from ..logic.runview import launch_view, live_numbers, model_words
 from ..process.follower import RunFollower
 from ..process.trainer_process import launch_log_tail
+from ..style import set_style_property
 from .loss_plot import LossPlot
 from .run_results import RunResults
 
@@ -51,7 +53,7 @@ class RunPage(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.model_label = QLabel()
-        self.model_label.setStyleSheet("color:#555")
+        self.model_label.setProperty("tone", "muted")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setAccessibleName("Training progress")
@@ -74,7 +76,7 @@ class RunPage(QWidget):
         self.values: dict[str, QLabel] = {}
         for i, (key, label) in enumerate(NUMBERS):
             name = QLabel(label)
-            name.setStyleSheet("color:#666")
+            name.setProperty("tone", "muted")
             value = QLabel("—")
             value.setObjectName(f"value_{key}")
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -136,7 +138,7 @@ class RunPage(QWidget):
         if self.run is None:
             return
         cfg = self.run.config_dict()
-        self.title.setText(f"<span style='font-size:15pt; font-weight:600'>{self.run.name}</span>")
+        self.title.setText(self.run.name)
         self.model_label.setText(f"Model: {model_words(str(cfg.get('model') or ''))}")
         self.model_label.setToolTip(str(cfg.get("model") or ""))
         self.results.show_run(None)
@@ -178,55 +180,31 @@ class RunPage(QWidget):
 
     def _on_status(self, status: dict) -> None:
         self.status = status
-        state = status.get("state") or st.QUEUED
         launch = self.launch_for(self.run.path) if self.run else None
         special = launch_view(status, getattr(launch, "started_at", None), bool(launch and launch.is_running()))
-        message = status.get("message") or ""
-        error = status.get("error") if state == st.FAILED else None
-        if special == "starting":
-            state, message = st.QUEUED, "Starting the trainer…"
-        elif special == "failed_to_start":
-            state, message = st.FAILED, ""
-            tail = launch_log_tail(self.run.path).strip().splitlines()
-            error = "The trainer stopped before it could start." + (f" Its last words: {tail[-1][:300]}" if tail else "")
-        elif state == st.INTERRUPTED:
-            message = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)." + (
-                " Press Resume to continue from the last checkpoint." if self.run.checkpoints() else
-                " There is no checkpoint yet, so Resume starts it again.")
-        damaged = status.get("damaged") or []
-        if damaged:
-            error = ("Some of this run's files are damaged: " + "; ".join(damaged[:5]) +
-                     ". Open its folder to look at them, or delete the run.")
-        never_started = not status.get("written_state") and special is None and state != st.DAMAGED
-        if never_started:
-            message = "This run has not been started yet. Press Start training to begin."
-        self.view_state = state
-        color = "#7a7a7a" if never_started else STATE_COLORS.get(state, "#555")
-        self.state_label.setText("Not started" if never_started else state_words(state))
-        self.state_label.setStyleSheet(f"background:{color}; color:white; border-radius:8px; padding:2px 10px;")
-        if message.strip().rstrip(".").lower() == state_words(state).lower():
-            message = ""  # the badge already says it
-        self.message.setText(message)
-        self.message.setVisible(bool(message))
-        self.error_box.setVisible(bool(error))
-        self.error_text.setText(f"<b>What went wrong:</b> {html.escape(error)}" if error else "")
-        total, step = status.get("total_steps") or 0, status.get("step") or 0
-        self.progress.setRange(0, max(1, int(total)))
-        self.progress.setValue(int(min(step, total)) if total else 0)
-        self.progress.setFormat(f"{step} of {total} steps" if total else self.state_label.text())
-        active = state in st.ACTIVE_STATES and not never_started
-        self.buttons["start"].setVisible(never_started)
-        self.buttons["cancel"].setVisible(not never_started)
-        asked = self.run.path.joinpath(st.CANCEL_FILE).exists()
-        self.buttons["cancel"].setEnabled(active)
-        self.buttons["cancel"].setText("Stop now…" if active and asked else "Cancel")
-        self.buttons["cancel"].setToolTip(
-            "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
-            if active and asked else "Stop training; the adapter trained so far is saved")
-        self.buttons["resume"].setVisible(not never_started)
-        self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
-        self.buttons["delete"].setEnabled(not active)
-        self.buttons["tools"].setEnabled(state in (st.DONE, st.CANCELLED) and self.run.has_adapter())
+        tail = launch_log_tail(self.run.path).strip().splitlines() if special == "failed_to_start" else []
+        view = status_view(status, launch=special, launch_last_words=tail[-1] if tail else "",
+                           has_checkpoints=status.get("state") == st.INTERRUPTED and bool(self.run.checkpoints()),
+                           cancel_asked=self.run.path.joinpath(st.CANCEL_FILE).exists(),
+                           has_adapter=self.run.has_adapter())
+        self.view_state = view.state
+        self.state_label.setText(view.badge)
+        set_style_property(self.state_label, "tone", view.tone)
+        self.message.setText(view.message)
+        self.message.setVisible(bool(view.message))
+        self.error_box.setVisible(bool(view.error))
+        self.error_text.setText(f"<b>What went wrong:</b> {html.escape(view.error)}" if view.error else "")
+        self.progress.setRange(0, view.progress_max)
+        self.progress.setValue(view.progress_value)
+        self.progress.setFormat(view.progress_text)
+        for key, b in view.buttons.items():
+            button = self.buttons[key]
+            button.setVisible(b.visible)
+            button.setEnabled(b.enabled)
+            if b.text is not None:
+                button.setText(b.text)
+            if b.tip is not None:
+                button.setToolTip(b.tip)
         self._update_numbers()
 
     def _update_numbers(self) -> None:

@@ -5,9 +5,10 @@ from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from trainer.run.reader import Run, verdict
 
+from ..logic import theme
 from ..logic.runview import samples_html
 
-VERDICT_COLORS = {"learned": "#2e7d32", "little change": "#8d6e00", "worse": "#c62828", "overfitting": "#b35c00"}
+VERDICT_TONES = {"learned": "good", "little change": "warn", "worse": "bad", "overfitting": "alert"}
 
 
 class RunResults(QWidget):
@@ -19,7 +20,7 @@ class RunResults(QWidget):
         self.verdict_text.setWordWrap(True)
         self.verdict_next = QLabel()
         self.verdict_next.setWordWrap(True)
-        self.verdict_next.setStyleSheet("color:#555")
+        self.verdict_next.setProperty("tone", "muted")
         box = QFrame()
         box.setObjectName("verdictBox")
         box.setFrameShape(QFrame.Shape.StyledPanel)
@@ -49,7 +50,7 @@ class RunResults(QWidget):
             return
         self.verdict = verdict(run.eval(), run.progress())
         if self.verdict:
-            color = VERDICT_COLORS.get(self.verdict["verdict"], "#333")
+            color = theme.color(VERDICT_TONES.get(self.verdict["verdict"], "text"))
             self.verdict_title.setText(f"<span style='font-size:13pt'><b>Did it learn?</b> "
                                        f"<span style='color:{color}'>{self.verdict['verdict'].capitalize()}</span></span>")
             self.verdict_text.setText(self.verdict["text"])

@@ -54,9 +54,9 @@ class SettingsDialog(QDialog):
         token_note.setWordWrap(True)
         token_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.token_note = token_note
-        token_note.setStyleSheet("color:#666")
+        token_note.setProperty("tone", "muted")
         self.problem = QLabel()
-        self.problem.setStyleSheet("color:#c62828")
+        self.problem.setProperty("tone", "bad")
         self.problem.setWordWrap(True)
 
         form = QFormLayout()

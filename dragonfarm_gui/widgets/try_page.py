@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
 
 from trainer.run.reader import Run, verdict
 
+from ..logic import theme
 from ..process.chat_process import ChatProcess
 
 SIDES = {"base": "Base model (before training)", "finetuned": "Your fine-tuned model"}
@@ -52,9 +53,9 @@ class ChatPane(QWidget):
     def add_user(self, text: str) -> None:
         self.history.append({"role": "user", "content": text})
         self.partial = ""
-        self.append(("\n\n" if self.view.toPlainText() else "") + "You: ", bold=True, color="#1f4e8c")
+        self.append(("\n\n" if self.view.toPlainText() else "") + "You: ", bold=True, color=theme.color("accent"))
         self.append(text)
-        self.append("\n" + ("Base: " if self.side == "base" else "Fine-tuned: "), bold=True, color="#2e7d32")
+        self.append("\n" + ("Base: " if self.side == "base" else "Fine-tuned: "), bold=True, color=theme.color("good"))
 
     def add_piece(self, text: str) -> None:
         self.partial += text
@@ -62,12 +63,12 @@ class ChatPane(QWidget):
 
     def end_reply(self, kind: str, text: str) -> None:
         if kind == "error":
-            self.append(f"(no reply: {text})", color="#c62828")
+            self.append(f"(no reply: {text})", color=theme.color("bad"))
             self.history.pop() if self.history and self.history[-1]["role"] == "user" else None
             return
         reply = (text or self.partial).strip()
         if kind == "stopped":
-            self.append("  (stopped)", color="#777")
+            self.append("  (stopped)", color=theme.color("muted"))
         self.history.append({"role": "assistant", "content": reply})
         self.partial = ""
 
@@ -105,7 +106,7 @@ class TryPage(QWidget):
         self.length.setSingleStep(32)
         self.length.setToolTip("The longest reply, in tokens (about ¾ of a word each)")
         self.state = QLabel("The model loads when you send the first message.")
-        self.state.setStyleSheet("color:#555")
+        self.state.setProperty("tone", "muted")
         controls = QHBoxLayout()
         controls.addWidget(self.compare)
         controls.addSpacing(12)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
 from trainer.run.presets import find_preset, load_presets
 from trainer.run.settings import load_settings
 
+from ..logic import theme
 from ..logic import tokens
 from ..logic.estimates import fits_machine
 from .common import BlockingPage
@@ -63,7 +64,7 @@ class ModelPage(BlockingPage):
         self.table.itemSelectionChanged.connect(self._preset_picked)
         self.blurb = QLabel()
         self.blurb.setWordWrap(True)
-        self.blurb.setStyleSheet("color:#555")
+        self.blurb.setProperty("tone", "muted")
 
         self.other_radio = QRadioButton("Another model:")
         self.other_radio.setToolTip("Any Hugging Face model id, a model folder on this computer, or a .gguf file")
@@ -112,7 +113,7 @@ class ModelPage(BlockingPage):
                 item = QTableWidgetItem(text)
                 item.setToolTip(p.blurb if col == 0 else text)
                 if col == 5 and fits is not None:
-                    item.setForeground(QBrush(QColor("#2e7d32" if fits else "#c62828")))
+                    item.setForeground(QBrush(QColor(theme.color("good" if fits else "bad"))))
                 self.table.setItem(row, col, item)
 
     def initializePage(self) -> None:  # noqa: N802

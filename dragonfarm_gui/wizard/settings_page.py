@@ -38,14 +38,14 @@ class SettingsPage(BlockingPage):
             self.radios[p.key] = radio
             presets_box.addWidget(radio)
         self.custom_label = QLabel("Custom settings (changed in Advanced).")
-        self.custom_label.setStyleSheet("color:#555")
+        self.custom_label.setProperty("tone", "muted")
         presets_box.addWidget(self.custom_label)
 
         self.toggle = QToolButton()
         self.toggle.setText("Advanced settings")
         self.toggle.setCheckable(True)
         self.toggle.setToolTip("Show every training setting")
-        self.toggle.setStyleSheet("QToolButton { border: none; font-weight: 600; }")
+        self.toggle.setObjectName("sectionToggle")
         self.advanced = QGroupBox()
         form = QFormLayout(self.advanced)
         self.fields: dict[str, QWidget] = {}
@@ -73,8 +73,7 @@ class SettingsPage(BlockingPage):
         self.scroll = scroll
         self.estimate_label = QLabel()
         self.estimate_label.setWordWrap(True)
-        self.estimate_label.setObjectName("estimate")
-        self.estimate_label.setStyleSheet("background:#f3f7fb; border:1px solid #d6e2ee; border-radius:6px; padding:8px")
+        self.estimate_label.setObjectName("infoBox")
         layout = QVBoxLayout(self)
         layout.addLayout(presets_box)
         layout.addWidget(self.toggle)

@@ -66,8 +66,10 @@ def test_window_looks_like_an_app(window):
     assert not app_icon().isNull()
 
 
-def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, sample_run, monkeypatch):
+def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, qtbot, sample_run, monkeypatch):
     from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
+
+    from .helpers import wizard_idle
 
     made = []
     monkeypatch.setattr(NewRunWizard, "exec", lambda self: made.append(self) or 0)
@@ -79,6 +81,7 @@ def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, sample_r
     assert wiz.choices.eval_path == sample_run / "data" / "eval.jsonl"
     assert wiz.choices.settings["lora_r"] == 4 and wiz.choices.settings["learning_rate"] == 1e-3
     assert wiz.choices.name == "support-copy"
+    wizard_idle(qtbot, wiz)  # the file is scanned in a worker
     assert wiz.choices.report.counts.usable == 11  # the run's training examples, as chats
     assert wiz.choices.report.shape == "messages"
     wiz.deleteLater()

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from trainer.run.states import ALL_STATES
+
 MAX_JSON_BYTES = 32 << 20   # status, eval and samples files are kilobytes
 MAX_PID = 2**32
 MAX_COUNT = 10**15
@@ -86,8 +88,6 @@ def load_json(path: Path) -> tuple[Any, str | None]:
 
 
 def clean_status(data: Any) -> tuple[dict[str, Any], list[str]]:
-    from trainer.run.status import ALL_STATES
-
     if not isinstance(data, dict):
         return {}, [f"a {_kind(data)}, not an object"]
     clean, problems = {}, []

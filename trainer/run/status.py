@@ -21,12 +21,9 @@ from trainer.run import procs
 from trainer.run.checks import MISSING, clean_status, load_json
 from trainer.run.files import CANCEL_FILE, STATUS_FILE
 from trainer.run.lock import lock_held
+from trainer.run.states import (ACTIVE_STATES, ALL_STATES, CANCELLED, DONE, FAILED, FINAL_STATES,  # noqa: F401
+                                INTERRUPTED, LOADING, QUEUED, SAVING, TRAINING)
 
-QUEUED, LOADING, TRAINING, SAVING = "queued", "loading", "training", "saving"
-DONE, FAILED, CANCELLED, INTERRUPTED = "done", "failed", "cancelled", "interrupted"
-ACTIVE_STATES = (QUEUED, LOADING, TRAINING, SAVING)
-FINAL_STATES = (DONE, FAILED, CANCELLED, INTERRUPTED)
-ALL_STATES = ACTIVE_STATES + FINAL_STATES
 
 # The trainer refreshes the heartbeat every few seconds from a thread, so a
 # heartbeat older than this means the process is gone or frozen.
