@@ -56,13 +56,24 @@ def prepare(run_dir: Path, cfg: TrainConfig, resume: bool, message: Callable[[st
     folder = resolve_model_path(cfg.model, on_progress=message)
     tokenizer = load_tokenizer(folder)
     message("Reading your examples")
-    train_examples, train_stats = encode_file(tokenizer, train_path, cfg.max_length)
+    train_examples, train_stats = _readable(encode_file, tokenizer, train_path, cfg.max_length)
     out = Prepared(folder, tokenizer, train_examples, train_stats, checkpoint=ckpt)
     eval_path = run_dir / cfg.eval_file if cfg.eval_file else None
     if eval_path is not None and eval_path.is_file():
-        out.eval_examples, out.eval_stats = encode_file(tokenizer, eval_path, cfg.max_length, "held-out")
-        out.eval_chats = read_chats(eval_path) if out.eval_examples else []
+        out.eval_examples, out.eval_stats = _readable(encode_file, tokenizer, eval_path, cfg.max_length, "held-out")
+        out.eval_chats = _readable(read_chats, eval_path) if out.eval_examples else []
     return out
+
+
+def _readable(read: Callable[..., Any], tokenizer_or_path: Any, *args: Any) -> Any:
+    path = args[0] if args else tokenizer_or_path
+    try:
+        return read(tokenizer_or_path, *args)
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{Path(path).name} is not a text file DragonFarm can read (not UTF-8 text).",
+                        "Import your examples again.") from exc
+    except (IsADirectoryError, PermissionError) as exc:
+        raise UserError(f"{Path(path).name} cannot be read: {exc.strerror}.", "Import your examples again.") from exc
 
 
 def keep_what_was_there(run_dir: Path, status: st.StatusWriter, before: dict[str, Any] | None,
