@@ -186,7 +186,8 @@ def test_a_pack_carries_no_local_paths_or_host_name(tmp_path):
     (run / "logs" / "trainer.log").write_text(f"run {run} on {host}\nmodel {model}\ncache {home}/.cache\n")
     status = json.loads((run / "status.json").read_text())
     (run / "status.json").write_text(json.dumps({**status, "pid": 4242, "host": host}))
-    archive = pack(run, tmp_path / "p.zip")
+    (run / "data" / "import.json").write_text(json.dumps({"source": str(tmp_path / "my chats.csv")}))
+    archive = pack(run, tmp_path / "p.zip", with_data=True)
     for info, data in members_of(archive):
         if info.filename.endswith(".safetensors"):
             continue

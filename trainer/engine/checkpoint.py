@@ -44,7 +44,7 @@ def write_training_state(folder: Path, optimizer: Any, scheduler: Any) -> None:
 def swap_in(tmp: Path, final: Path) -> None:
     """Put a finished temporary folder in place of `final`: the old one is
     renamed away first, so there is always one complete folder (or the other)."""
-    old = final.with_name(final.name + ".replaced")
+    old = final.with_name(f".{final.name}.replaced")
     shutil.rmtree(old, ignore_errors=True)
     if final.exists():
         final.replace(old)

@@ -87,7 +87,8 @@ def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = F
         raise UserError(f"{out} already exists.", "Choose another file name, or move the old file away.")
     members = pack_members(run_dir, with_data)
     scrub = Scrubber(run_dir, run.config_dict().get("model"))
-    cleaned = {m: scrub.file(run_dir, m) for m in members if not m.startswith(DATA_DIR + "/")}
+    # The examples are the person's own words, packed as they are; everything else is scrubbed.
+    cleaned = {m: scrub.file(run_dir, m) for m in members if not m.endswith(".jsonl") or not m.startswith(DATA_DIR)}
     manifest = {"format": "dragonfarm-run", "version": 2, "name": run.name, "with_data": with_data,
                 "packed_at": time.time(), "files": {}}
     for m in members:
@@ -147,6 +148,11 @@ class Scrubber:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        if rel == files.IMPORT_FILE:
+            try:
+                text = json.dumps(_names_only(json.loads(text)), indent=2)
+            except ValueError:
+                pass
         if rel in (files.CONFIG_FILE, files.STATUS_FILE):
             try:
                 data = json.loads(text)
@@ -161,6 +167,17 @@ class Scrubber:
                     data.pop("host", None)
                 text = json.dumps(data, indent=2)
         return self.text(text).encode("utf-8")
+
+
+def _names_only(value: object) -> object:
+    """Absolute paths (where the person's files were) reduced to the file's name."""
+    if isinstance(value, dict):
+        return {k: _names_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_names_only(v) for v in value]
+    if isinstance(value, str) and (value.startswith(("/", "~", "\\")) or (len(value) > 2 and value[1:3] in (":\\", ":/"))):
+        return value.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return value
 
 
 def _looks_local(model: str) -> bool:
