@@ -80,11 +80,11 @@ def keep_what_was_there(run_dir: Path, status: st.StatusWriter, before: dict[str
                         touched: bool, resume: bool, error: str) -> bool:
     """After a failure: if nothing new was saved, the run goes back to how it was. True when it did."""
     restored = restore_previous(run_dir) if touched and not resume else not touched
-    if not restored or not isinstance(before, dict) or before.get("state") not in st.FINAL_STATES + (st.TRAINING,):
+    if not restored or not isinstance(before, dict) or before.get("state") not in st.FINAL_STATES + (st.TRAINING, st.SAVING):
         return False
     what = "resume" if resume else "start again"
     kept = dict(before)
-    if kept.get("state") == st.TRAINING:  # the trainer that wrote it is gone
+    if kept.get("state") in (st.TRAINING, st.SAVING):  # the trainer that wrote it is gone
         kept["state"] = st.INTERRUPTED
     kept.update(error=f"Could not {what}: {error}", message=f"Could not {what}: {error}",
                 error_detail=status.data.get("error_detail"), pid=status.data.get("pid"),
