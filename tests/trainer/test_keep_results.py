@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import re
 import shutil
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def set_state(run_dir: Path, state: str) -> None:
     ("missing", "training examples \\(data/train.jsonl\\) are missing"),
     ("broken", "line 1"),
     ("binary", "not a text file"),
-])
+], ids=["missing", "broken", "binary"])
 def test_bad_data_on_a_finished_run_keeps_every_result(run_copy, damage, words):
     before = snapshot(run_copy)
     assert "adapter/adapter_model.safetensors" in before and any(k.startswith("checkpoints/") for k in before)
@@ -77,7 +78,7 @@ def test_bad_data_on_a_finished_run_keeps_every_result(run_copy, damage, words):
     assert snapshot(run_copy) == before
     status = Run(run_copy).status()
     assert status["state"] == st.DONE
-    assert status["error"].startswith("Could not start again:") and pytest.importorskip("re").search(words, status["error"])
+    assert status["error"].startswith("Could not start again:") and re.search(words, status["error"])
 
 
 def test_a_failed_resume_leaves_a_cancelled_run_cancelled(run_copy):
