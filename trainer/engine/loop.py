@@ -7,7 +7,6 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from trainer.run import status as st
 from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
