@@ -213,8 +213,9 @@ def _write_problem(exc: OSError, runs_dir: Path, what: str) -> UserError:
 
 
 def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | None = None,
-           limits: Limits = Limits()) -> Path:
+           limits: Limits | None = None) -> Path:
     """Bring a packed run into runs_dir; returns its new folder (never an existing one)."""
+    limits = limits or Limits()
     from trainer.run.settings import runs_dir as default_runs_dir
 
     archive = Path(archive)
