@@ -5,17 +5,15 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
 from pathlib import Path
 
 from trainer.run import status as st
-from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
+from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.batching import Batches
-from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.engine.checkpoint import load_checkpoint, save_adapter, save_checkpoint, set_aside_previous
 from trainer.run.config import TrainConfig, default_eval_every
-from trainer.engine.encode import encode_file, read_chats
-from trainer.run.errors import UserError
+from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
@@ -29,11 +27,16 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
+    before = st.read_json(run_dir / STATUS_FILE, None)
     session = RunSession(run_dir, verbose)
+    trainer = None
     try:
-        return Trainer(run_dir, config, session).run(resume)
+        trainer = Trainer(run_dir, config, session)
+        return trainer.run(resume)
     except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
         session.fail(exc)
+        keep_what_was_there(run_dir, session.status, before, bool(trainer and trainer.touched), resume,
+                            session.status.data.get("error") or "")
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return st.FAILED
@@ -46,21 +49,16 @@ class Trainer:
         self.run_dir, self.cfg, self.session = run_dir, config, session
         self.status = session.status
         self.progress = ProgressWriter(run_dir)
+        self.touched = False  # nothing of the run's output changed yet (see prepare.keep_what_was_there)
 
     # ----- setup -------------------------------------------------------
     def run(self, resume: bool) -> str:
         import torch
 
         from trainer.engine.device import check
-        from trainer.engine.models import load_model, load_tokenizer, resolve_model_path, target_modules_for
+        from trainer.engine.models import load_model, target_modules_for
 
         cfg = self.cfg
-        ckpt = latest_checkpoint(self.run_dir) if resume else None
-        if resume and ckpt is None:
-            raise UserError("There is no checkpoint to resume from: the run stopped before its first save.",
-                            "Start the run again from the beginning.")
-        if not resume:
-            self._clear_previous_results()
         torch.manual_seed(cfg.seed)
         torch.set_grad_enabled(True)  # whatever the embedding program did before
         verdict = check(cfg.device)
@@ -71,15 +69,10 @@ class Trainer:
         self.status.update(device=self.device, device_name=verdict["device_name"], precision=self.precision)
         log.info("Device: %s (%s), precision %s", self.device, verdict["device_name"], self.precision)
 
-        self.session.message("Getting the model")
-        folder = resolve_model_path(cfg.model, on_progress=self.session.message)
-        self.tokenizer = load_tokenizer(folder)
-        self.session.message("Reading your examples")
-        train_examples, train_stats = encode_file(self.tokenizer, self.run_dir / cfg.train_file, cfg.max_length)
-        eval_path = self.run_dir / cfg.eval_file
-        eval_examples, eval_stats = (encode_file(self.tokenizer, eval_path, cfg.max_length, "held-out")
-                                     if cfg.eval_file and eval_path.is_file() else ([], None))
-        self.eval_chats = read_chats(eval_path) if eval_examples else []
+        ready = prepare(self.run_dir, cfg, resume, self.session.message)  # everything checked, nothing touched
+        folder, ckpt, self.tokenizer, self.eval_chats = ready.folder, ready.checkpoint, ready.tokenizer, ready.eval_chats
+        train_examples, train_stats, eval_examples, eval_stats = (ready.train_examples, ready.train_stats,
+                                                                  ready.eval_examples, ready.eval_stats)
         pad = self.tokenizer.pad_token_id
         self.train_batches = Batches(train_examples, cfg.batch_size, pad, cfg.seed)
         self.eval_batches = Batches(eval_examples, cfg.batch_size, pad, cfg.seed)
@@ -117,18 +110,15 @@ class Trainer:
         if ckpt is not None:
             state = load_checkpoint(ckpt, self.model, self.optimizer, self.scheduler)
             start = int(state["step"])
+            self.touched = True
             self._trim_progress(start)
             self.status.update(resumed_from=start)
             log.info("Resuming from %s (step %d)", ckpt.name, start)
         else:
+            self.touched = True
+            set_aside_previous(self.run_dir)  # kept until the first new checkpoint or adapter exists
             self._before_training()
         return self._loop(start)
-
-    def _clear_previous_results(self) -> None:
-        for name in (PROGRESS_FILE, EVAL_FILE, SAMPLES_FILE):
-            (self.run_dir / name).unlink(missing_ok=True)
-        for name in (CHECKPOINTS_DIR, ADAPTER_DIR):
-            shutil.rmtree(self.run_dir / name, ignore_errors=True)
 
     def _trim_progress(self, step: int) -> None:
         """A resumed run repeats the steps after its checkpoint: drop their old lines."""
@@ -235,13 +225,7 @@ class Trainer:
                         {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
 
     def _save_adapter(self) -> None:
-        target = self.run_dir / ADAPTER_DIR
-        tmp = self.run_dir / (ADAPTER_DIR + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.model.save_pretrained(str(tmp))
-        self.tokenizer.save_pretrained(str(tmp))
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.replace(target)
+        save_adapter(self.run_dir, self.model, self.tokenizer)  # atomic: a temporary folder renamed into place
 
     def _finish(self, step: int, losses: list[float], tokens: int, runtime: float) -> str:
         self.status.update(state=st.SAVING, message="Saving the adapter")

@@ -1,5 +1,9 @@
 """Finding and loading the base model: a preset, a Hub id, a local folder or a .gguf file.
 
+Nothing a model folder or run folder holds is ever executed: every load passes
+trust_remote_code=False (a model that needs its own Python is refused in
+words), and weights come only from safetensors, never from pickles.
+
 Hub downloads go through huggingface_hub into the normal cache, with progress
 in the log. Every way this can fail ends in a UserError that says what to do.
 A .gguf file is converted once into a safetensors folder in DragonFarm's cache,
@@ -150,8 +154,8 @@ def gguf_to_folder(path: Path, on_progress: Callable[[str], None] | None = None)
                         "Repair the training environment (Settings > Repair).") from exc
     folder, name = str(path.parent), path.name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
+        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
     except ImportError as exc:
         raise UserError("Reading .gguf files needs the 'gguf' package in the training environment.",
                         "Repair the training environment (Settings > Repair).") from exc
@@ -181,7 +185,12 @@ def gguf_to_folder(path: Path, on_progress: Callable[[str], None] | None = None)
 def load_tokenizer(folder: Path) -> Any:
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+    except (ValueError, OSError, TypeError) as exc:
+        raise UserError(f"The tokenizer in {folder} cannot be loaded: {str(exc)[:300]}",
+                        "DragonFarm only uses tokenizers that need no code of their own; pick a preset model, "
+                        "or a model whose tokenizer is a plain tokenizer.json.") from exc
     if not getattr(tokenizer, "chat_template", None):
         log.info("The model has no chat template; using DragonFarm's default one")
         tokenizer.chat_template = DEFAULT_CHAT_TEMPLATE
@@ -198,10 +207,15 @@ def load_model(folder: Path, device: str, dtype: Any = None) -> Any:
     from transformers import AutoModelForCausalLM
 
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32,
+                                                     trust_remote_code=False, use_safetensors=True)
     except ValueError as exc:
         raise UserError(f"This model type cannot be fine-tuned here: {exc}",
                         "Pick a causal language model (chat/instruct models work best).") from exc
+    except OSError as exc:
+        raise UserError(f"The model in {folder} has no .safetensors weights that could be read: {str(exc)[:300]}",
+                        "DragonFarm never loads .bin/.pt weights (they can run code); pick a model that publishes "
+                        "safetensors files, or a .gguf file.") from exc
     return model.to(device)
 
 

@@ -20,6 +20,7 @@ EVAL_FILE = "eval.json"            # held-out loss before and after (not the dat
 SAMPLES_FILE = "samples.json"
 ADAPTER_DIR = "adapter"
 CHECKPOINTS_DIR = "checkpoints"
+PREVIOUS_DIR = "previous"          # a restarted run's old results, until its first new checkpoint
 LOGS_DIR = "logs"
 LOG_FILE = "logs/trainer.log"
 LAUNCHER_LOG = "logs/launcher.log"  # the detached start's own output

@@ -129,7 +129,8 @@ def load_gguf_model(path: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
     try:
-        return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32,
+                                                    trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001 - reported in words
         raise UserError(f"The GGUF file {path.name} could not be loaded back to check it: {exc}",
                         "The file may still work in llama.cpp, but it was not verified.") from exc
