@@ -65,8 +65,8 @@ def torch_install(choice, version: str, reachable: Callable[[str], bool]) -> tup
         return [pin], f"torch {version}, the {choice.build} build from the default package index: {choice.reason}"
     if reachable(choice.index_url):
         return [pin, "--index-url", choice.index_url], f"torch {version}, the {choice.build} build: {choice.reason}"
-    return [pin], (f"torch {version} from the default package index, because {choice.index_url} cannot be "
-                   f"reached (it would have been the {choice.build} build: {choice.reason})")
+    return [pin], (f"torch {version} from the default package index: {choice.index_url} cannot be reached. "
+                   f"(This machine's rule picks the {choice.build} build. {choice.reason})")
 
 
 def choose_torch(environ: dict[str, str] | None = None):

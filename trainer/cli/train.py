@@ -42,13 +42,15 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainer.engine.loop import train
+    from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
 
     run_dir = _run_dir(args.run_dir)
     current = Run(run_dir).status()
     if current.get("live"):
         raise UserError(f"The run {run_dir.name} is already training (process {current.get('pid')}).",
                         f"Wait for it, or stop it with: dragonfarm cancel {run_dir}")
+    if args.resume and not Run(run_dir).checkpoints():
+        print(NO_CHECKPOINT_RESTART, flush=True)
     state = train(run_dir, resume=args.resume)
     final = Run(run_dir).status()
     if state == st.FAILED:

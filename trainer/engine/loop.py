@@ -16,12 +16,15 @@ from trainer.engine.batching import Batches
 from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.run.config import TrainConfig, default_eval_every
 from trainer.engine.encode import encode_file, read_chats
-from trainer.run.errors import UserError
 from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
 
 log = logging.getLogger("dragonfarm.engine")
+
+# Resume with nothing to resume from (the run stopped before its first save)
+# starts again: there is no other way forward, and the page and CLI say so.
+NO_CHECKPOINT_RESTART = "No checkpoint was saved before the run stopped, so it starts again from the beginning."
 
 
 def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> str:
@@ -53,13 +56,14 @@ class Trainer:
         import torch
 
         from trainer.engine.device import check
-        from trainer.engine.models import load_model, load_tokenizer, resolve_model_path, target_modules_for
+        from trainer.engine.models import load_model, load_tokenizer, peft_quietly, resolve_model_path, target_modules_for
 
         cfg = self.cfg
         ckpt = latest_checkpoint(self.run_dir) if resume else None
         if resume and ckpt is None:
-            raise UserError("There is no checkpoint to resume from: the run stopped before its first save.",
-                            "Start the run again from the beginning.")
+            log.warning(NO_CHECKPOINT_RESTART)
+            self.session.message(NO_CHECKPOINT_RESTART)
+            resume = False
         if not resume:
             self._clear_previous_results()
         torch.manual_seed(cfg.seed)
@@ -95,14 +99,15 @@ class Trainer:
         base.config.use_cache = False
         lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                           target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
-        self.model = get_peft_model(base, lora)
+        with peft_quietly():
+            self.model = get_peft_model(base, lora)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
         self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
         self.save_every = cfg.save_every or self.eval_every
         self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
-        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(lora.target_modules),
+        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(sorted(lora.target_modules)),
                  f"{trainable:,}", f"{total:,}", self.total_steps)
 
         from transformers import get_scheduler
