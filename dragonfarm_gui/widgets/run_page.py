@@ -29,6 +29,7 @@ class RunPage(QWidget):
     tools_requested = Signal(str)
     cancel_requested = Signal(str)
     resume_requested = Signal(str)
+    start_again_requested = Signal(str)
     open_folder_requested = Signal(str)
     duplicate_requested = Signal(str)
     delete_requested = Signal(str)
@@ -89,6 +90,8 @@ class RunPage(QWidget):
             ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
+            ("start_again", "Start again", "Train this run again from the beginning, with the same data and settings",
+             self.start_again_requested),
             ("tools", "Try it…", "Chat with the fine-tuned model, compare it with the base model, "
              "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
@@ -191,7 +194,7 @@ class RunPage(QWidget):
         elif state == st.INTERRUPTED:
             message = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)." + (
                 " Press Resume to continue from the last checkpoint." if self.run.checkpoints() else
-                " There is no checkpoint yet, so Resume starts it again.")
+                " There is no checkpoint yet, so Resume or Start again trains it from the beginning.")
         never_started = not status.get("written_state") and special is None
         if never_started:
             message = "This run has not been started yet. Press Start training to begin."
@@ -218,8 +221,13 @@ class RunPage(QWidget):
         self.buttons["cancel"].setToolTip(
             "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
             if active and asked else "Stop training; the adapter trained so far is saved")
+        stopped = state in (st.INTERRUPTED, st.CANCELLED, st.FAILED)
+        has_checkpoint = bool(self.run.checkpoints())
         self.buttons["resume"].setVisible(not never_started)
-        self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
+        self.buttons["resume"].setEnabled(stopped)
+        self.buttons["resume"].setToolTip("Continue from the last checkpoint" if has_checkpoint else
+                                          "No checkpoint was saved yet, so Resume starts from the beginning")
+        self.buttons["start_again"].setVisible(stopped and not never_started)
         self.buttons["delete"].setEnabled(not active)
         self.buttons["tools"].setEnabled(state in (st.DONE, st.CANCELLED) and self.run.has_adapter())
         self._update_numbers()
