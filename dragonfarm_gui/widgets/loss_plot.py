@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ..logic.runview import ema, smoothing_weight
 
@@ -27,6 +27,7 @@ class LossPlot(QWidget):
         self.eval_steps: list[float] = []
         self.eval_losses: list[float] = []
         self.smoothed: list[float] = []
+        self.total_steps = 0
 
         self.plot = pg.PlotWidget(background="w")
         self.plot.setMinimumHeight(200)
@@ -38,6 +39,8 @@ class LossPlot(QWidget):
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
+        for side in ("bottom", "left"):  # steps and losses in plain numbers, never "(x0.001)"
+            item.getAxis(side).enableAutoSIPrefix(False)
         legend = item.addLegend(offset=(-10, 10))
         self.raw_curve = item.plot([], [], pen=pg.mkPen(RAW_COLOR, width=1), name="Training loss")
         self.smooth_curve = item.plot([], [], pen=pg.mkPen(SMOOTH_COLOR, width=2.5), name="Smoothed")
@@ -53,6 +56,7 @@ class LossPlot(QWidget):
         self.hover_label = QLabel(" ")
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setAccessibleName("Values at the pointer")
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
@@ -61,8 +65,24 @@ class LossPlot(QWidget):
     # ----- data ------------------------------------------------------------
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
+        self.total_steps = 0
+        self.plot.getPlotItem().vb.enableAutoRange(x=True)
         self._redraw()
         self.hover_label.setText(" ")
+
+    def set_total_steps(self, total: int) -> None:
+        """Show the run's whole step range, 0..total, from the start, so the
+        curve visibly moves toward the end (y keeps following the data)."""
+        total = int(total or 0)
+        if total <= 0 or total == self.total_steps:
+            return
+        self.total_steps = total
+        self._fit_x()
+
+    def _fit_x(self) -> None:
+        if self.total_steps:
+            last = max(self.steps[-1:] + self.eval_steps[-1:] + [0.0])
+            self.plot.getPlotItem().setXRange(0, max(self.total_steps, last), padding=0.02)
 
     def add_records(self, records: list[dict]) -> None:
         changed = False
@@ -80,6 +100,8 @@ class LossPlot(QWidget):
                 changed = True
         if changed:
             self._redraw()
+            if self.total_steps and max(self.steps[-1:] + self.eval_steps[-1:]) > self.total_steps:
+                self._fit_x()
 
     def _redraw(self) -> None:
         self.smoothed = ema(self.losses, smoothing_weight(len(self.losses)))

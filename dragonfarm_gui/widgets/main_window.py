@@ -35,7 +35,9 @@ class MainWindow(QMainWindow):
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self._make_welcome())
-        split = QSplitter(Qt.Orientation.Horizontal)
+        # The person's split is kept: the run page never widens itself (elided
+        # title, fixed-width state texts), and the split is remembered.
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.run_list)
         split.addWidget(self.stack)
         split.setStretchFactor(0, 2)
@@ -368,6 +370,7 @@ class MainWindow(QMainWindow):
         """Stop every timer, watcher and process this window owns."""
         settings = load_settings()
         settings["window_geometry"] = bytes(self.saveGeometry().toHex()).decode("ascii")
+        settings["window_split"] = bytes(self.split.saveState().toHex()).decode("ascii")
         save_settings(settings)
         self.statusBar().clearMessage()  # stops the status bar's message timer
         self.run_list.stop()
@@ -379,6 +382,10 @@ class MainWindow(QMainWindow):
             window.shutdown()
 
     def _restore_geometry(self) -> None:
-        geometry = load_settings().get("window_geometry")
+        settings = load_settings()
+        geometry = settings.get("window_geometry")
         if isinstance(geometry, str) and geometry:
             self.restoreGeometry(QByteArray.fromHex(geometry.encode("ascii")))
+        split = settings.get("window_split")
+        if isinstance(split, str) and split:
+            self.split.restoreState(QByteArray.fromHex(split.encode("ascii")))

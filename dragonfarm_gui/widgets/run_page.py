@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QSplitter, QVBoxLayout, QWidget)
 
 from trainer.run import status as st
@@ -16,12 +17,22 @@ from trainer.run.status import pid_alive
 from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
 from ..process.follower import RunFollower
 from ..process.trainer_process import launch_log_tail
+from .elided_label import ElidedLabel
 from .loss_plot import LossPlot
 from .run_results import RunResults
 
 NUMBERS = (("step", "Step"), ("loss", "Loss"), ("learning_rate", "Learning rate"),
            ("tokens_per_second", "Tokens per second"), ("eta", "Time left"), ("elapsed", "Time so far"),
            ("device", "Device"))
+
+
+def _shrinkable(label: QLabel, min_width: int = 120) -> None:
+    """Its text (a long path, an unbreakable word) never makes the page wider:
+    the label clips instead of moving the main splitter."""
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+    label.setMinimumWidth(min_width)
 
 
 class RunPage(QWidget):
@@ -44,14 +55,23 @@ class RunPage(QWidget):
         self.last_train: dict | None = None
         self.view_state = ""
 
-        self.title = QLabel()
+        # Long names and changing texts shorten or clip here instead of moving the main splitter.
+        self.title = ElidedLabel()
         self.title.setObjectName("runTitle")
+        title_font = self.title.font()
+        title_font.setPointSize(15)
+        title_font.setWeight(QFont.Weight.DemiBold)
+        self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_label = QLabel()
         self.state_label.setObjectName("stateBadge")
+        self.state_label.setMinimumWidth(self.state_label.fontMetrics().horizontalAdvance(
+            max((st.STATE_WORDS.get(s, s) for s in st.STATE_WORDS), key=len)) + 24)
+        self.state_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.model_label = QLabel()
+        _shrinkable(self.message)
+        self.model_label = ElidedLabel()
         self.model_label.setStyleSheet("color:#555")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -62,6 +82,7 @@ class RunPage(QWidget):
         eb = QHBoxLayout(self.error_box)
         self.error_text = QLabel()
         self.error_text.setWordWrap(True)
+        _shrinkable(self.error_text)
         self.error_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_log_button = QPushButton("Show log")
         self.show_log_button.setToolTip("Show the trainer's full log for this run")
@@ -78,6 +99,7 @@ class RunPage(QWidget):
             name.setStyleSheet("color:#666")
             value = QLabel("—")
             value.setObjectName(f"value_{key}")
+            _shrinkable(value, 60)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[key] = value
             row, col = divmod(i, 4)
@@ -104,6 +126,11 @@ class RunPage(QWidget):
             self.buttons[key] = button
             actions.addWidget(button)
         actions.addStretch(1)
+        # Start / Cancel (Stop now…) / Start again take turns in one place: one width, so the row never changes size.
+        turns = [self.buttons[k] for k in ("start", "cancel", "start_again")]
+        width = max(b.fontMetrics().horizontalAdvance(t) for b in turns for t in (b.text(), "Stop now…")) + 32
+        for b in turns:
+            b.setMinimumWidth(max(width, b.minimumSizeHint().width()))
 
         self.plot = LossPlot()
         self.results = RunResults()
@@ -127,6 +154,12 @@ class RunPage(QWidget):
         layout.addLayout(grid)
         layout.addWidget(split, 1)
         layout.addLayout(actions)
+        # One fixed minimum, the widest the page ever needs (Cancel, Resume and the
+        # rest shown; Start, Cancel and Start again take turns in one width), so
+        # that no state change moves the main splitter.
+        self.buttons["start"].hide()
+        self.buttons["start_again"].hide()
+        self.setMinimumWidth(layout.minimumSize().width())
 
     # ----- which run ---------------------------------------------------------
     def show_run(self, path: str | Path | None) -> None:
@@ -138,9 +171,8 @@ class RunPage(QWidget):
         if self.run is None:
             return
         cfg = self.run.config_dict()
-        self.title.setText(f"<span style='font-size:15pt; font-weight:600'>{self.run.name}</span>")
-        self.model_label.setText(f"Model: {model_words(str(cfg.get('model') or ''))}")
-        self.model_label.setToolTip(str(cfg.get("model") or ""))
+        self.title.set_full_text(self.run.name)
+        self.model_label.set_full_text(f"Model: {model_words(str(cfg.get('model') or ''))}")
         self.results.show_run(None)
         self.follower = RunFollower(self.run.path, self)
         self.follower.progress_added.connect(self._on_records)
@@ -210,18 +242,19 @@ class RunPage(QWidget):
         self.error_text.setText(f"<b>What went wrong:</b> {error}" if error else "")
         total, step = status.get("total_steps") or 0, status.get("step") or 0
         self.progress.setRange(0, max(1, int(total)))
+        self.plot.set_total_steps(int(total))
         self.progress.setValue(int(min(step, total)) if total else 0)
         self.progress.setFormat(f"{step} of {total} steps" if total else self.state_label.text())
         active = state in st.ACTIVE_STATES and not never_started
         self.buttons["start"].setVisible(never_started)
-        self.buttons["cancel"].setVisible(not never_started)
+        stopped = state in (st.INTERRUPTED, st.CANCELLED, st.FAILED)
+        self.buttons["cancel"].setVisible(not never_started and not stopped)
         asked = self.run.path.joinpath(st.CANCEL_FILE).exists()
         self.buttons["cancel"].setEnabled(active)
         self.buttons["cancel"].setText("Stop now…" if active and asked else "Cancel")
         self.buttons["cancel"].setToolTip(
             "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
             if active and asked else "Stop training; the adapter trained so far is saved")
-        stopped = state in (st.INTERRUPTED, st.CANCELLED, st.FAILED)
         has_checkpoint = bool(self.run.checkpoints())
         self.buttons["resume"].setVisible(not never_started)
         self.buttons["resume"].setEnabled(stopped)
