@@ -15,6 +15,7 @@ from trainer.dataimport import DataImportError, Mapping, eval_count, inspect_fil
 from trainer.dataimport.shapes import CHAT_SHAPES
 
 from ..logic.new_run import example_datasets
+from ..logic.problem_words import problem_words
 from .common import BlockingPage
 
 FILE_FILTER = "Examples (*.csv *.tsv *.xlsx *.json *.jsonl);;All files (*)"
@@ -263,7 +264,7 @@ class DataPage(BlockingPage):
                               + (f", {n.skipped:,} skipped" if n.skipped else "")
                               + (f", {n.duplicates:,} duplicates left out" if n.duplicates else "") + ".")
         for p in report.problems:
-            text = ("Skipped: " if p.severity == "error" else "Note: ") + p.message
+            text = ("Skipped: " if p.severity == "error" else "Note: ") + problem_words(p)
             self.problems.addItem(text)
             self.problems.item(self.problems.count() - 1).setToolTip(text)
         more = report.problems_total - len(report.problems)
@@ -313,7 +314,7 @@ class DataPage(BlockingPage):
             return self.error
         report = c.report
         if report is None or not report.ok:
-            errors = [p.message for p in (report.errors if report else [])]
+            errors = [problem_words(p) for p in (report.errors if report else [])]
             first = errors[0] if errors else "no row has both a prompt and a reply"
             return f"None of the rows can be used yet: {first} Change the columns above or fix the file."
         if self.eval_error:

@@ -35,6 +35,10 @@ class Problem:
     # duplicate (used once), too_long (kept, cut in training). Whole file (row None):
     # no_mapping, missing_column, no_rows, no_usable.
     kind: str = ""
+    # The end of `message` that names command-line flags (e.g. "on the command
+    # line use --prompt-column and --reply-column"), so an app can put the
+    # names of its own controls there instead.
+    cli_hint: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
