@@ -100,3 +100,46 @@ def test_split_is_remembered(qtbot, runs_dir):
     qtbot.wait(20)
     assert second.split.sizes() == sizes
     second.shutdown()
+
+
+def _cell_image(table, row, col):
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    index = table.model().index(row, col)
+    option = QStyleOptionViewItem()
+    option.initFrom(table)
+    option.rect = table.visualRect(index).translated(-table.visualRect(index).topLeft())
+    option.rect.setWidth(200)
+    image = QImage(option.rect.size(), QImage.Format.Format_RGB32)
+    image.fill(0xFFFFFF)
+    painter = QPainter(image)
+    table.itemDelegateForColumn(col).paint(painter, option, index)
+    painter.end()
+    return image
+
+
+def test_progress_column_is_a_bar(window, qtbot, sample_run):
+    from PySide6.QtGui import QColor, QPalette
+
+    from dragonfarm_gui.widgets.run_list import PROGRESS_COLUMN, ProgressDelegate
+
+    table = window.run_list.table
+    assert isinstance(table.itemDelegateForColumn(PROGRESS_COLUMN), ProgressDelegate)
+    palette = table.palette()
+    palette.setColor(QPalette.ColorRole.Highlight, QColor(255, 0, 0))
+    table.setPalette(palette)
+    write_status(sample_run, st.TRAINING, step=1, total_steps=4)
+    model = window.run_list.model
+    qtbot.waitUntil(lambda: model.data(model.index(0, PROGRESS_COLUMN)) == "25%", timeout=WAIT)
+
+    def red(image, x):
+        c = image.pixelColor(x, image.height() // 2)
+        return c.red() > 150 and c.green() < 110 and c.blue() < 110
+
+    image = _cell_image(table, 0, PROGRESS_COLUMN)
+    assert red(image, 12) and not red(image, 150)  # a quarter filled
+    write_status(sample_run, st.TRAINING, step=4, total_steps=4)
+    qtbot.waitUntil(lambda: model.data(model.index(0, PROGRESS_COLUMN)) == "100%", timeout=WAIT)
+    image = _cell_image(table, 0, PROGRESS_COLUMN)
+    assert red(image, 12) and red(image, 185)
