@@ -24,8 +24,8 @@ import subprocess
 import sys
 import urllib.request
 import venv
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
@@ -83,7 +83,7 @@ def choose_torch(environ: dict[str, str] | None = None):
 
 def installed_version(python: Path, package: str) -> str:
     out = subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     return out.stdout.strip() or "not installed"
 
 

@@ -44,7 +44,7 @@ class ProgressDelegate(QStyledItemDelegate):
         bar.palette = option.palette
         bar.state = option.state | QStyle.StateFlag.State_Horizontal
         bar.minimum, bar.maximum = 0, 1000
-        bar.progress = int(round(min(1.0, float(fraction)) * 1000))
+        bar.progress = round(min(1.0, float(fraction)) * 1000)
         bar.text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
         bar.textVisible = True
         bar.textAlignment = Qt.AlignmentFlag.AlignCenter

@@ -41,7 +41,7 @@ def test_plot_range_follows_steps_past_the_total_and_resets(qtbot):
     qtbot.addWidget(plot)
     plot.set_total_steps(10)
     plot.add_records([{"step": s, "loss": 1.0 / s} for s in range(1, 16)])
-    (x0, x1), _ = plot.plot.getPlotItem().vb.viewRange()
+    (_x0, x1), _ = plot.plot.getPlotItem().vb.viewRange()
     assert x1 >= 15
     plot.clear()
     assert plot.total_steps == 0
