@@ -66,7 +66,9 @@ class LossPlot(QWidget):
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
         self.total_steps = 0
-        self.plot.getPlotItem().vb.enableAutoRange(x=True)
+        vb = self.plot.getPlotItem().vb  # nothing of the last run's range stays (an empty plot keeps its view)
+        vb.setRange(xRange=(0, 10), yRange=(0, 1), padding=0)
+        vb.enableAutoRange(x=True, y=True)
         self._redraw()
         self.hover_label.setText(" ")
 

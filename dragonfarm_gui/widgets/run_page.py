@@ -65,9 +65,6 @@ class RunPage(QWidget):
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_label = QLabel()
         self.state_label.setObjectName("stateBadge")
-        self.state_label.setMinimumWidth(self.state_label.fontMetrics().horizontalAdvance(
-            max((st.STATE_WORDS.get(s, s) for s in st.STATE_WORDS), key=len)) + 24)
-        self.state_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message = QLabel()
         self.message.setWordWrap(True)
         _shrinkable(self.message)

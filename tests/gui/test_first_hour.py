@@ -45,6 +45,8 @@ def test_plot_range_follows_steps_past_the_total_and_resets(qtbot):
     assert x1 >= 15
     plot.clear()
     assert plot.total_steps == 0
+    (x0, x1), (y0, y1) = plot.plot.getPlotItem().vb.viewRange()
+    assert x1 <= 11 and y1 < 5  # the next run's empty plot shows nothing of this one's range
 
 
 @pytest.fixture
