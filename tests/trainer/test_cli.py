@@ -32,6 +32,7 @@ def test_not_a_run_folder_is_explained(tmp_path, capsys):
     assert "is not a DragonFarm run folder" in err and "dragonfarm new" in err
 
 
+@pytest.mark.filterwarnings("error:`is_gradient_checkpointing`:FutureWarning")  # peft's, silenced at our call
 def test_train_status_generate(tiny_run_dir, capsys):
     assert main(["train", str(tiny_run_dir)]) == 0
     assert "Finished" in capsys.readouterr().out

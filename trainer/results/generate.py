@@ -11,7 +11,7 @@ from trainer.run.errors import UserError
 def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = None) -> tuple[Any, Any, str]:
     """(model, tokenizer, device) for the run's adapter, or the bare base model."""
     from trainer.engine.device import check
-    from trainer.engine.models import load_model, load_tokenizer, resolve_model_path
+    from trainer.engine.models import load_model, load_tokenizer, peft_quietly, resolve_model_path
 
     run = Run(run_dir)
     cfg = run.config
@@ -25,7 +25,8 @@ def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = N
     if not base:
         from peft import PeftModel
 
-        model = PeftModel.from_pretrained(model, str(run.adapter_dir))
+        with peft_quietly():
+            model = PeftModel.from_pretrained(model, str(run.adapter_dir))
     model.eval()
     return model, tokenizer, device
 
