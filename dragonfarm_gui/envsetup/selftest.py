@@ -77,7 +77,7 @@ def bundle_checks() -> list[tuple[str, bool, str]]:
         ("resources", (res / "presets.json").is_file(), str(res)),
         ("icon", (res / "icons" / "dragonfarm.png").is_file(), str(res / "icons" / "dragonfarm.png")),
         ("trainer sources", (sources / "trainer" / "__init__.py").is_file()
-         and (sources / "resources" / "presets.json").is_file(), str(sources)),
+         and (sources / "trainer" / "resources" / "presets.json").is_file(), str(sources)),
         ("trainer requirements", layout.requirements_file().is_file(), str(layout.requirements_file())),
     ]
     if launch.is_frozen():

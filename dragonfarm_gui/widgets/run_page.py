@@ -114,7 +114,8 @@ class RunPage(QWidget):
             ("tools", "Try it…", "Chat with the fine-tuned model, compare it with the base model, "
              "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
-            ("duplicate", "Duplicate…", "Duplicate as a new run: the new-run wizard with this run's data and settings", self.duplicate_requested),
+            ("duplicate", "Duplicate…", "Duplicate as a new run: the new-run wizard with this run's data and settings",
+             self.duplicate_requested),
             ("delete", "Delete…", "Move this run to the trash (asks first)", self.delete_requested),
         ):
             button = QPushButton(text)

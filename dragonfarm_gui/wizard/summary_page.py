@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QTextBrowser, QVBoxLayout
 from trainer.run.config import ConfigError
 from trainer.dataimport import DataImportError, create_run, eval_count
 
-from ..logic.estimates import matching_preset, preset_by_key
+from ..logic.new_run import settings_line
 from .common import BlockingPage
 
 
@@ -45,17 +45,13 @@ class SummaryPage(BlockingPage):
         r = c.report
         usable = r.counts.usable if r is not None else 0
         held = 0 if c.eval_path else eval_count(usable, c.eval_fraction)
-        preset = matching_preset(c.settings)
-        s = c.settings
         rows = [
             ("Examples", f"{c.data_path.name if c.data_path else '?'}: {usable - held:,} to train on, "
                          + (f"held-out file {c.eval_path.name}" if c.eval_path else f"{held:,} held out")),
             ("Columns", r.shape_words if r is not None else "?"),
             ("Model", c.model + (" (needs your Hugging Face token)" if c.gated else "")),
             ("Run folder", str((c.runs_dir / c.name) if c.runs_dir else "?")),
-            ("Settings", (preset_by_key(preset).title if preset else "Custom")
-             + f": {s['epochs']:g} epochs, learning rate {s['learning_rate']:g}, LoRA rank {s['lora_r']}, "
-               f"batch size {s['batch_size']}, max length {s['max_length']}"),
+            ("Settings", settings_line(c.settings)),
         ]
         body = "".join(f"<tr><td style='color:#555; padding:4px 12px 4px 0' valign='top'>{html.escape(k)}</td>"
                        f"<td style='padding:4px 0'>{html.escape(v)}</td></tr>" for k, v in rows)

@@ -15,7 +15,6 @@ from trainer.run import status as st
 from trainer.run.config import TrainConfig
 from trainer.run.settings import load_settings
 
-from .conftest import FIXTURES
 from .helpers import write_status
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,7 +141,8 @@ def test_every_setting_has_a_tooltip(qtbot, tmp_path):
 
 
 def test_estimates_and_presets():
-    from dragonfarm_gui.logic.estimates import estimate, format_duration, matching_preset, preset_by_key
+    from dragonfarm_gui.logic.estimates import estimate, format_duration
+    from trainer.run.training_presets import matching_preset, preset_by_key
 
     assert format_duration(42) == "42 s" and format_duration(125) == "2 min 05 s"
     assert format_duration(3 * 3600 + 120) == "3 h 02 min" and format_duration(None) == "—"

@@ -59,7 +59,8 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     wizard.next()
     # Summary: only make the folder
     wizard.summary_page.start_box.setChecked(False)
-    assert "1 epochs" in wizard.summary_page.summary.toPlainText()
+    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0002, batch size 4, LoRA rank 8"
+            in wizard.summary_page.summary.toPlainText())
     wizard.button(QWizard.WizardButton.FinishButton).click()
     made = wizard.created_run
     assert made == tmp_path / "wizard-runs" / "wizard-run"

@@ -15,7 +15,7 @@ from trainer import __version__
 from trainer.run import launch
 
 ROOT = Path(__file__).resolve().parents[2]
-ICONS = ROOT / "resources" / "icons"
+ICONS = ROOT / "trainer" / "resources" / "icons"
 
 
 class FakeWindow:

@@ -1,7 +1,6 @@
 """Integration on the tiny model: a real run, cancel, kill and resume."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -39,7 +38,6 @@ def test_tiny_run_writes_every_file(tiny_run_dir):
 
 
 def test_adapter_loads_with_plain_peft_and_moved(tiny_run_dir, tiny_model_dir):
-    import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

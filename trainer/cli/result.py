@@ -6,7 +6,6 @@ import threading
 from pathlib import Path
 
 from trainer.cli.train import _run_dir
-from trainer.run.errors import UserError
 
 
 def _say(text: str) -> None:

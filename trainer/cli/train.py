@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
+from trainer.run.config import DEVICES
 from trainer.run.reader import Run, is_run_dir, verdict
 from trainer.run.errors import UserError
 
@@ -156,7 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("check", help="what will training run on, and why")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--device", default="auto", choices=("auto", "cuda", "mps", "cpu"))
+    p.add_argument("--device", default="auto", choices=DEVICES)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("presets", help="the table of suggested models")

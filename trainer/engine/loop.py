@@ -8,7 +8,6 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from trainer.run import status as st
 from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE

@@ -23,7 +23,7 @@ from trainer.run.files import MERGED_DIR
 from trainer.run.reader import Run
 from trainer.run.errors import UserError
 from trainer.run.files import MERGE_INFO
-from trainer.results.export.check import CheckResult, compare, greedy_ids, held_out_prompts
+from trainer.results.check import CheckResult, compare, greedy_ids, held_out_prompts
 
 log = logging.getLogger("dragonfarm.merge")
 Progress = Callable[[str], None]

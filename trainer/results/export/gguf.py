@@ -19,7 +19,7 @@ from trainer.run.reader import Run
 from trainer.run.errors import UserError
 from trainer.run.files import EXPORT_DIR, EXPORT_LOG
 from trainer.results.export import llamacpp
-from trainer.results.export.check import CheckResult, compare, greedy_ids
+from trainer.results.check import CheckResult, compare, greedy_ids
 
 K_QUANTS = ("q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_0", "q4_1", "q4_k_s", "q4_k_m", "q5_0", "q5_1",
             "q5_k_s", "q5_k_m", "q6_k")
