@@ -13,6 +13,8 @@ from .theme import state_tone
 CANCEL_TIP = "Stop training; the adapter trained so far is saved"
 STOP_NOW_TIP = "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
 NOT_STARTED = "This run has not been started yet. Press Start training to begin."
+RESUME_TIP = "Continue from the last checkpoint"
+RESUME_FROM_START_TIP = "No checkpoint was saved yet, so Resume starts from the beginning"
 INTERRUPTED = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)."
 
 
@@ -42,7 +44,8 @@ def status_view(status: dict, *, launch: str | None = None, launch_last_words: s
     """What the run page shows for this status.
 
     launch: from runview.launch_view, for a run this app just started ("starting",
-    "failed_to_start" or None). launch_last_words: the launcher log's last line."""
+    "failed_to_start" or None). launch_last_words: the launcher log's last line.
+    has_checkpoints: the run has a checkpoint to resume from."""
     state = status.get("state") or st.QUEUED
     message = status.get("message") or ""
     error = (status.get("error") or "") if state == st.FAILED else ""
@@ -54,7 +57,7 @@ def status_view(status: dict, *, launch: str | None = None, launch_last_words: s
             f" Its last words: {launch_last_words[:300]}" if launch_last_words else "")
     elif state == st.INTERRUPTED:
         message = INTERRUPTED + (" Press Resume to continue from the last checkpoint." if has_checkpoints else
-                                 " There is no checkpoint yet, so Resume starts it again.")
+                                 " There is no checkpoint yet, so Resume or Start again trains it from the beginning.")
     damaged = status.get("damaged") or []
     if damaged:
         error = ("Some of this run's files are damaged: " + "; ".join(damaged[:5]) +
@@ -71,11 +74,15 @@ def status_view(status: dict, *, launch: str | None = None, launch_last_words: s
     total, step = status.get("total_steps") or 0, status.get("step") or 0
     active = state in st.ACTIVE_STATES and not never_started
     stop_now = active and cancel_asked
+    stopped = state in (st.INTERRUPTED, st.CANCELLED, st.FAILED)
     buttons = {
         "start": Button(visible=never_started),
-        "cancel": Button(visible=not never_started, enabled=active, text="Stop now…" if stop_now else "Cancel",
-                         tip=STOP_NOW_TIP if stop_now else CANCEL_TIP),
-        "resume": Button(visible=not never_started, enabled=state in (st.INTERRUPTED, st.CANCELLED, st.FAILED)),
+        "cancel": Button(visible=not never_started and not stopped, enabled=active,
+                         text="Stop now…" if stop_now else "Cancel", tip=STOP_NOW_TIP if stop_now else CANCEL_TIP),
+        "resume": Button(visible=not never_started, enabled=stopped,
+                         tip=RESUME_TIP if has_checkpoints else RESUME_FROM_START_TIP),
+        # a failed, stopped or interrupted run always has a way forward from its page
+        "start_again": Button(visible=stopped and not never_started),
         "delete": Button(enabled=not active),
         "tools": Button(enabled=state in (st.DONE, st.CANCELLED) and has_adapter),
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ..logic import theme
 from ..logic.runview import ema, smoothing_weight
@@ -24,6 +24,7 @@ class LossPlot(QWidget):
         self.eval_steps: list[float] = []
         self.eval_losses: list[float] = []
         self.smoothed: list[float] = []
+        self.total_steps = 0
 
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(200)
@@ -35,6 +36,8 @@ class LossPlot(QWidget):
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
+        for side in ("bottom", "left"):  # steps and losses in plain numbers, never "(x0.001)"
+            item.getAxis(side).enableAutoSIPrefix(False)
         legend = item.addLegend(offset=(-10, 10))
         self.legend = legend
         self.raw_curve = item.plot([], [], name="Training loss")
@@ -50,6 +53,7 @@ class LossPlot(QWidget):
         self.hover_label = QLabel(" ")
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setAccessibleName("Values at the pointer")
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
@@ -85,8 +89,26 @@ class LossPlot(QWidget):
 
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
+        self.total_steps = 0
+        vb = self.plot.getPlotItem().vb  # nothing of the last run's range stays (an empty plot keeps its view)
+        vb.setRange(xRange=(0, 10), yRange=(0, 1), padding=0)
+        vb.enableAutoRange(x=True, y=True)
         self._redraw()
         self.hover_label.setText(" ")
+
+    def set_total_steps(self, total: int) -> None:
+        """Show the run's whole step range, 0..total, from the start, so the
+        curve visibly moves toward the end (y keeps following the data)."""
+        total = int(total or 0)
+        if total <= 0 or total == self.total_steps:
+            return
+        self.total_steps = total
+        self._fit_x()
+
+    def _fit_x(self) -> None:
+        if self.total_steps:
+            last = max(self.steps[-1:] + self.eval_steps[-1:] + [0.0])
+            self.plot.getPlotItem().setXRange(0, max(self.total_steps, last), padding=0.02)
 
     def add_records(self, records: list[dict]) -> None:
         changed = False
@@ -104,6 +126,8 @@ class LossPlot(QWidget):
                 changed = True
         if changed:
             self._redraw()
+            if self.total_steps and max(self.steps[-1:] + self.eval_steps[-1:]) > self.total_steps:
+                self._fit_x()
 
     def _redraw(self) -> None:
         self.smoothed = ema(self.losses, smoothing_weight(len(self.losses)))

@@ -35,7 +35,9 @@ class MainWindow(QMainWindow):
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self._make_welcome())
-        split = QSplitter(Qt.Orientation.Horizontal)
+        # The person's split is kept: the run page never widens itself (elided
+        # title, fixed-width state texts), and the split is remembered.
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.run_list)
         split.addWidget(self.stack)
         split.setStretchFactor(0, 2)
@@ -98,6 +100,8 @@ class MainWindow(QMainWindow):
         run_menu = self.menuBar().addMenu("&Run")
         action(run_menu, "&Cancel training", lambda: self.cancel_run(self.run_list.current_path()), "Ctrl+.")
         action(run_menu, "&Resume", lambda: self.resume_run(self.run_list.current_path()), "Ctrl+R")
+        self.start_again_action = action(run_menu, "Start &again", lambda: self.start_again(self.run_list.current_path()),
+                                         tip="Train the selected run again from the beginning")
         action(run_menu, "&Open folder", lambda: self.open_folder(self.run_list.current_path()), "Ctrl+O")
         action(run_menu, "D&uplicate as new run…", lambda: self.duplicate_run(self.run_list.current_path()), "Ctrl+D")
         action(run_menu, "&Delete…", lambda: self.delete_run(self.run_list.current_path()), QKeySequence.StandardKey.Delete)
@@ -123,6 +127,7 @@ class MainWindow(QMainWindow):
                                  (self.run_page.tools_requested, self.open_tools),
                                  (self.run_page.cancel_requested, self.cancel_run),
                                  (self.run_page.resume_requested, self.resume_run),
+                                 (self.run_page.start_again_requested, self.start_again),
                                  (self.run_page.open_folder_requested, self.open_folder),
                                  (self.run_page.duplicate_requested, self.duplicate_run),
                                  (self.run_page.delete_requested, self.delete_run)):
@@ -220,6 +225,28 @@ class MainWindow(QMainWindow):
         if path and Run(path).state in (st.INTERRUPTED, st.CANCELLED, st.FAILED):
             st.clear_cancel(path)
             self.start_run(path, resume=True)
+
+    def start_again(self, path: str) -> Launch | None:
+        """Train a stopped, failed or interrupted run again from step 0 (the way
+        forward when there is no checkpoint to resume from)."""
+        if not path:
+            return None
+        run = Run(path)
+        if run.status().get("live"):
+            show_error(self, "The run is still training", "This run is training now. Cancel it first.")
+            return None
+        if (run.checkpoints() or run.has_adapter()) and not self.confirm_start_again(run):
+            return None
+        st.clear_cancel(path)
+        return self.start_run(path, resume=False)
+
+    def confirm_start_again(self, run: Run) -> bool:
+        """Tests replace this to answer without a dialog."""
+        answer = QMessageBox.question(
+            self, "Start again", f"Train '{run.name}' again from the beginning? Its checkpoints and the adapter "
+            "trained so far are replaced. (Resume continues from the last checkpoint instead.)",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def open_tools(self, path: str):
         from .run_tools import RunToolsWindow
@@ -343,6 +370,7 @@ class MainWindow(QMainWindow):
         """Stop every timer, watcher and process this window owns."""
         settings = load_settings()
         settings["window_geometry"] = bytes(self.saveGeometry().toHex()).decode("ascii")
+        settings["window_split"] = bytes(self.split.saveState().toHex()).decode("ascii")
         save_settings(settings)
         self.statusBar().clearMessage()  # stops the status bar's message timer
         self.run_list.stop()
@@ -354,6 +382,10 @@ class MainWindow(QMainWindow):
             window.shutdown()
 
     def _restore_geometry(self) -> None:
-        geometry = load_settings().get("window_geometry")
+        settings = load_settings()
+        geometry = settings.get("window_geometry")
         if isinstance(geometry, str) and geometry:
             self.restoreGeometry(QByteArray.fromHex(geometry.encode("ascii")))
+        split = settings.get("window_split")
+        if isinstance(split, str) and split:
+            self.split.restoreState(QByteArray.fromHex(split.encode("ascii")))

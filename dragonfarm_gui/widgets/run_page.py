@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QSplitter, QVBoxLayout, QWidget)
 
 from trainer.run import status as st
@@ -18,6 +19,7 @@ from ..logic.runview import launch_view, live_numbers, model_words
 from ..process.follower import RunFollower
 from ..process.trainer_process import launch_log_tail
 from ..style import set_style_property
+from .elided_label import ElidedLabel
 from .loss_plot import LossPlot
 from .run_results import RunResults
 
@@ -26,11 +28,21 @@ NUMBERS = (("step", "Step"), ("loss", "Loss"), ("learning_rate", "Learning rate"
            ("device", "Device"))
 
 
+def _shrinkable(label: QLabel, min_width: int = 120) -> None:
+    """Its text (a long path, an unbreakable word) never makes the page wider:
+    the label clips instead of moving the main splitter."""
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+    label.setMinimumWidth(min_width)
+
+
 class RunPage(QWidget):
     start_requested = Signal(str)
     tools_requested = Signal(str)
     cancel_requested = Signal(str)
     resume_requested = Signal(str)
+    start_again_requested = Signal(str)
     open_folder_requested = Signal(str)
     duplicate_requested = Signal(str)
     delete_requested = Signal(str)
@@ -45,14 +57,20 @@ class RunPage(QWidget):
         self.last_train: dict | None = None
         self.view_state = ""
 
-        self.title = QLabel()
+        # Long names and changing texts shorten or clip here instead of moving the main splitter.
+        self.title = ElidedLabel()
         self.title.setObjectName("runTitle")
+        title_font = self.title.font()
+        title_font.setPointSize(15)
+        title_font.setWeight(QFont.Weight.DemiBold)
+        self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_label = QLabel()
         self.state_label.setObjectName("stateBadge")
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.model_label = QLabel()
+        _shrinkable(self.message)
+        self.model_label = ElidedLabel()
         self.model_label.setProperty("tone", "muted")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
@@ -63,6 +81,7 @@ class RunPage(QWidget):
         eb = QHBoxLayout(self.error_box)
         self.error_text = QLabel()
         self.error_text.setWordWrap(True)
+        _shrinkable(self.error_text)
         self.error_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_log_button = QPushButton("Show log")
         self.show_log_button.setToolTip("Show the trainer's full log for this run")
@@ -79,6 +98,7 @@ class RunPage(QWidget):
             name.setProperty("tone", "muted")
             value = QLabel("—")
             value.setObjectName(f"value_{key}")
+            _shrinkable(value, 60)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[key] = value
             row, col = divmod(i, 4)
@@ -91,6 +111,8 @@ class RunPage(QWidget):
             ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
+            ("start_again", "Start again", "Train this run again from the beginning, with the same data and settings",
+             self.start_again_requested),
             ("tools", "Try it…", "Chat with the fine-tuned model, compare it with the base model, "
              "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
@@ -104,6 +126,11 @@ class RunPage(QWidget):
             self.buttons[key] = button
             actions.addWidget(button)
         actions.addStretch(1)
+        # Start / Cancel (Stop now…) / Start again take turns in one place: one width, so the row never changes size.
+        turns = [self.buttons[k] for k in ("start", "cancel", "start_again")]
+        width = max(b.fontMetrics().horizontalAdvance(t) for b in turns for t in (b.text(), "Stop now…")) + 32
+        for b in turns:
+            b.setMinimumWidth(max(width, b.minimumSizeHint().width()))
 
         self.plot = LossPlot()
         self.results = RunResults()
@@ -127,6 +154,12 @@ class RunPage(QWidget):
         layout.addLayout(grid)
         layout.addWidget(split, 1)
         layout.addLayout(actions)
+        # One fixed minimum, the widest the page ever needs (Cancel, Resume and the
+        # rest shown; Start, Cancel and Start again take turns in one width), so
+        # that no state change moves the main splitter.
+        self.buttons["start"].hide()
+        self.buttons["start_again"].hide()
+        self.setMinimumWidth(layout.minimumSize().width())
 
     # ----- which run ---------------------------------------------------------
     def show_run(self, path: str | Path | None) -> None:
@@ -138,9 +171,8 @@ class RunPage(QWidget):
         if self.run is None:
             return
         cfg = self.run.config_dict()
-        self.title.setText(self.run.name)
-        self.model_label.setText(f"Model: {model_words(str(cfg.get('model') or ''))}")
-        self.model_label.setToolTip(str(cfg.get("model") or ""))
+        self.title.set_full_text(self.run.name)
+        self.model_label.set_full_text(f"Model: {model_words(str(cfg.get('model') or ''))}")
         self.results.show_run(None)
         self.follower = RunFollower(self.run.path, self)
         self.follower.progress_added.connect(self._on_records)
@@ -184,7 +216,7 @@ class RunPage(QWidget):
         special = launch_view(status, getattr(launch, "started_at", None), bool(launch and launch.is_running()))
         tail = launch_log_tail(self.run.path).strip().splitlines() if special == "failed_to_start" else []
         view = status_view(status, launch=special, launch_last_words=tail[-1] if tail else "",
-                           has_checkpoints=status.get("state") == st.INTERRUPTED and bool(self.run.checkpoints()),
+                           has_checkpoints=bool(self.run.checkpoints()),
                            cancel_asked=self.run.path.joinpath(st.CANCEL_FILE).exists(),
                            has_adapter=self.run.has_adapter())
         self.view_state = view.state
@@ -195,6 +227,7 @@ class RunPage(QWidget):
         self.error_box.setVisible(bool(view.error))
         self.error_text.setText(f"<b>What went wrong:</b> {html.escape(view.error)}" if view.error else "")
         self.progress.setRange(0, view.progress_max)
+        self.plot.set_total_steps(int(status.get("total_steps") or 0))
         self.progress.setValue(view.progress_value)
         self.progress.setFormat(view.progress_text)
         for key, b in view.buttons.items():

@@ -16,6 +16,7 @@ from trainer.dataimport.shapes import CHAT_SHAPES
 from ..logic.dataview import (CANCELLED_SCAN, QUICK_ROWS, chats_html, detected_html, problems_label,
                               scan_progress_words)
 from ..logic.new_run import example_datasets
+from ..logic.problem_words import problem_words
 from ..process.worker import JobRunner
 from .common import BlockingPage, ProgressRow
 
@@ -328,7 +329,7 @@ class DataPage(BlockingPage):
             return
         self.detected.setText(detected_html(report))
         for p in report.problems:
-            text = ("Skipped: " if p.severity == "error" else "Note: ") + p.message
+            text = ("Skipped: " if p.severity == "error" else "Note: ") + problem_words(p)
             self.problems.addItem(text)
             self.problems.item(self.problems.count() - 1).setToolTip(text)
         self.problems_label.setText(problems_label(report))
@@ -378,7 +379,7 @@ class DataPage(BlockingPage):
             return self.error
         report = c.report
         if report is None or not report.ok:
-            errors = [p.message for p in (report.errors if report else [])]
+            errors = [problem_words(p) for p in (report.errors if report else [])]
             first = errors[0] if errors else "no row has both a prompt and a reply"
             return f"None of the rows can be used yet: {first} Change the columns above or fix the file."
         if self.eval_error:

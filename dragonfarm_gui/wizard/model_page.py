@@ -15,6 +15,7 @@ from trainer.run.settings import load_settings
 from ..logic import theme
 from ..logic import tokens
 from ..logic.estimates import fits_machine
+from ..logic.model_size import model_params_b
 from .common import BlockingPage
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -174,7 +175,9 @@ class ModelPage(BlockingPage):
         c = self.choices
         preset = find_preset(text)
         c.model = text.strip()
-        c.params_b, c.gated = (preset.params_b, preset.gated) if preset else (None, False)
+        # A local .gguf file or model folder: its size from the file headers, for the estimate.
+        c.params_b, c.gated = (preset.params_b, preset.gated) if preset else (model_params_b(c.model) if c.model else None,
+                                                                           False)
         self.blurb.setText(preset.blurb if preset else "")
         self._update_token_row()
         self.changed()

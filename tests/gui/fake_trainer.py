@@ -8,6 +8,7 @@ FAKE_HANG_AT (step at which to hang, for kill tests), FAKE_CHECK_JSON
 """
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -30,6 +31,11 @@ def train(run: Path, resume: bool) -> int:
     hang_at = int(os.environ.get("FAKE_HANG_AT", "0"))
     lock = TrainerLock(run).acquire()  # like `dragonfarm train`: held until this process ends  # noqa: F841
     start = 0
+    if not resume:  # a fresh start clears the last try's results, as the real trainer does
+        for name in ("progress.jsonl", "eval.json", "samples.json"):
+            (run / name).unlink(missing_ok=True)
+        for name in ("checkpoints", "adapter"):
+            shutil.rmtree(run / name, ignore_errors=True)
     if resume:
         ckpts = sorted(int(p.name.split("-")[1]) for p in (run / "checkpoints").glob("step-*"))
         start = ckpts[-1] if ckpts else 0

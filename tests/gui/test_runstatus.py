@@ -20,7 +20,7 @@ def test_a_run_never_started_offers_start_and_hides_cancel_and_resume():
     view = status_view({"state": st.QUEUED})
     assert view.badge == "Not started" and view.tone == "neutral" and view.message == NOT_STARTED
     assert _buttons(view) == {"start": (True, True), "cancel": (False, False), "resume": (False, False),
-                              "delete": (True, True), "tools": (True, False)}
+                              "start_again": (False, True), "delete": (True, True), "tools": (True, False)}
 
 
 def test_training_shows_steps_and_only_cancel():
@@ -62,7 +62,8 @@ def test_interrupted_says_what_resume_will_do():
     with_ckpt = status_view(_written(st.INTERRUPTED), has_checkpoints=True)
     without = status_view(_written(st.INTERRUPTED), has_checkpoints=False)
     assert "continue from the last checkpoint" in with_ckpt.message
-    assert "starts it again" in without.message
+    assert "Resume or Start again trains it from the beginning" in without.message
+    assert without.buttons["start_again"].visible and without.buttons["resume"].enabled
 
 
 def test_a_launch_that_is_starting_or_died():

@@ -55,8 +55,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UserError(f"The run folder {run_dir} cannot be written to ({exc.strerror or exc}).",
                         "Check that the folder exists and that you may change it.") from None
     try:
-        from trainer.engine.loop import train
+        from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
 
+        if args.resume and not Run(run_dir).checkpoints():
+            print(NO_CHECKPOINT_RESTART, flush=True)
         state = train(run_dir, resume=args.resume)
     finally:
         lock.release()

@@ -267,9 +267,9 @@ def _mapping_problem(source: Source, m: Mapping) -> Problem | None:
             others = [f"'{n}'" for n in source.sheets if n != source.sheet]
             where = f" of the sheet '{source.sheet}'" if source.sheet else ""
             hint = f"; or pick another sheet ({', '.join(others)}) with --sheet" if others else ""
-            return Problem(ERROR, f"Choose the column that holds the {which} (the columns{where} are {cols}); "
-                           f"on the command line use --prompt-column and --reply-column{hint}",
-                           None, None, source.name, "no_mapping")
+            cli = f"on the command line use --prompt-column and --reply-column{hint}"
+            return Problem(ERROR, f"Choose the column that holds the {which} (the columns{where} are {cols}); {cli}",
+                           None, None, source.name, "no_mapping", cli)
         missing = [c for c in m.columns_used() if c not in source.columns] if source.format in TABLE_FORMATS else []
     if missing:
         return Problem(ERROR, f"{source.name} has no column '{missing[0]}' (the columns are {cols}); "

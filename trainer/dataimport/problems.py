@@ -42,6 +42,10 @@ class Problem:
     # no_mapping, missing_column, no_rows, no_usable (row None); warnings format_from_content,
     # title_row, merged_cells (row set where there is one).
     kind: str = ""
+    # The end of `message` that names command-line flags (e.g. "on the command
+    # line use --prompt-column and --reply-column"), so an app can put the
+    # names of its own controls there instead.
+    cli_hint: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

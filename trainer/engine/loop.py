@@ -11,7 +11,8 @@ from pathlib import Path
 from trainer.run import status as st
 from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.batching import Batches
-from trainer.engine.checkpoint import load_checkpoint, save_adapter, save_checkpoint, set_aside_previous
+from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
+                                       save_checkpoint, set_aside_previous)
 from trainer.run.config import TrainConfig, default_eval_every
 from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
@@ -19,6 +20,10 @@ from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
 
 log = logging.getLogger("dragonfarm.engine")
+
+# Resume with nothing to resume from (the run stopped before its first save)
+# starts again: there is no other way forward, and the page and CLI say so.
+NO_CHECKPOINT_RESTART = "No checkpoint was saved before the run stopped, so it starts again from the beginning."
 
 
 def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> str:
@@ -35,7 +40,8 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
         return trainer.run(resume)
     except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
         session.fail(exc)
-        keep_what_was_there(run_dir, session.status, before, bool(trainer and trainer.touched), resume,
+        keep_what_was_there(run_dir, session.status, before, bool(trainer and trainer.touched),
+                            getattr(trainer, "resume", resume),
                             session.status.data.get("error") or "")
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -50,15 +56,21 @@ class Trainer:
         self.status = session.status
         self.progress = ProgressWriter(run_dir)
         self.touched = False  # nothing of the run's output changed yet (see prepare.keep_what_was_there)
+        self.resume = False   # resuming from a checkpoint (a resume with none starts again)
 
     # ----- setup -------------------------------------------------------
     def run(self, resume: bool) -> str:
         import torch
 
         from trainer.engine.device import check
-        from trainer.engine.models import load_model, target_modules_for
+        from trainer.engine.models import load_model, peft_quietly, target_modules_for
 
         cfg = self.cfg
+        if resume and latest_checkpoint(self.run_dir) is None and not old_format_checkpoint(self.run_dir):
+            log.warning(NO_CHECKPOINT_RESTART)
+            self.session.message(NO_CHECKPOINT_RESTART)
+            resume = False
+        self.resume = resume
         torch.manual_seed(cfg.seed)
         torch.set_grad_enabled(True)  # whatever the embedding program did before
         verdict = check(cfg.device)
@@ -87,14 +99,15 @@ class Trainer:
         base.config.use_cache = False
         lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                           target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
-        self.model = get_peft_model(base, lora)
+        with peft_quietly():
+            self.model = get_peft_model(base, lora)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
         self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
         self.save_every = cfg.save_every or self.eval_every
         self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
-        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(lora.target_modules),
+        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(sorted(lora.target_modules)),
                  f"{trainable:,}", f"{total:,}", self.total_steps)
 
         from transformers import get_scheduler

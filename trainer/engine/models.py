@@ -16,8 +16,10 @@ import json
 import logging
 import os
 import shutil
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from trainer.run.errors import UserError
 from trainer.run.presets import find_preset, resolve_model_id
@@ -233,3 +235,15 @@ def target_modules_for(model: Any, wanted: list[str] | str) -> list[str] | str:
         raise UserError("Could not find any linear layers to attach LoRA to in this model.",
                         "Set target_modules in the Advanced settings, or pick a preset model.")
     return sorted(names)
+
+
+@contextmanager
+def peft_quietly() -> Iterator[None]:
+    """Wrap a model with peft without its FutureWarning on every run: peft
+    (0.17 to 0.21 at least) reads transformers' deprecated
+    `is_gradient_checkpointing` when it wraps a model; our code never uses
+    it. Only that one message is ignored, and only inside this block."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated",
+                                category=FutureWarning)
+        yield

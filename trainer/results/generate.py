@@ -57,4 +57,7 @@ def load_adapter(model: Any, adapter_dir: Path) -> Any:
     if getattr(config, "peft_type", None) is None or str(getattr(config.peft_type, "value", config.peft_type)) != "LORA":
         raise UserError(f"The adapter in {adapter_dir} is not a LoRA adapter.", "Train the run again.")
     config.inference_mode = True
-    return PeftModel.from_pretrained(model, str(adapter_dir), config=config, trust_remote_code=False)
+    from trainer.engine.models import peft_quietly
+
+    with peft_quietly():
+        return PeftModel.from_pretrained(model, str(adapter_dir), config=config, trust_remote_code=False)
