@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
-from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
+from trainer.run.files import ADAPTER_BEST_DIR, ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
 from trainer.engine.batching import Batches
+from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.run.config import TrainConfig, default_eval_every
 from trainer.engine.encode import encode_file, read_chats
@@ -47,6 +48,7 @@ class Trainer:
         self.run_dir, self.cfg, self.session = run_dir, config, session
         self.status = session.status
         self.progress = ProgressWriter(run_dir)
+        self.best = BestKeeper(run_dir, config.early_stop_checks, session.status)
 
     # ----- setup -------------------------------------------------------
     def run(self, resume: bool) -> str:
@@ -128,7 +130,7 @@ class Trainer:
     def _clear_previous_results(self) -> None:
         for name in (PROGRESS_FILE, EVAL_FILE, SAMPLES_FILE):
             (self.run_dir / name).unlink(missing_ok=True)
-        for name in (CHECKPOINTS_DIR, ADAPTER_DIR):
+        for name in (CHECKPOINTS_DIR, ADAPTER_DIR, ADAPTER_BEST_DIR):
             shutil.rmtree(self.run_dir / name, ignore_errors=True)
 
     def _trim_progress(self, step: int) -> None:
@@ -219,6 +221,8 @@ class Trainer:
                     self.progress.log({"step": step, "epoch": round(epoch_f, 4), "eval_loss": el,
                                        "elapsed_s": round(time.time() - t0, 3), "time": time.time()})
                     self.status.update(message="Training")
+                    if self.best.after_eval(step, el, model, self.tokenizer):
+                        break
                 if step % self.save_every == 0 and step < self.total_steps:
                     self._checkpoint(step)
         except Cancelled:
@@ -255,6 +259,7 @@ class Trainer:
         if after is not None:
             self.progress.log({"step": step, "epoch": round(step * self.cfg.gradient_accumulation / len(self.train_batches), 4),
                                "eval_loss": after, "elapsed_s": round(runtime, 3), "time": time.time()})
+            self.best.after_eval(step, after, self.model, self.tokenizer, final=True)
         data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
         samples = data.get("samples") or []
         if samples:

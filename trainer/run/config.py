@@ -60,6 +60,7 @@ class TrainConfig:
     log_every: int = 1
     eval_every: int = 0  # steps between held-out evaluations; 0 = about 5 per run
     save_every: int = 0  # steps between checkpoints; 0 = same as eval_every
+    early_stop_checks: int = 0  # stop once the held-out loss stayed above its best for this many checks; 0 = off
     num_samples: int = 3
     sample_max_new_tokens: int = 96
     device: str = "auto"
@@ -159,6 +160,8 @@ class TrainConfig:
         need(self.log_every >= 1, f"log_every: {self.log_every} must be 1 or more")
         need(self.eval_every >= 0, f"eval_every: {self.eval_every} is negative; use 0 for automatic or a step count")
         need(self.save_every >= 0, f"save_every: {self.save_every} is negative; use 0 for automatic or a step count")
+        need(0 <= self.early_stop_checks <= 100, f"early_stop_checks: {self.early_stop_checks} is out of range; use 0 "
+             "(never stop early) to 100 (2 or 3 is typical)")
         need(0 <= self.num_samples <= 50, f"num_samples: {self.num_samples} is out of range; use 0 to 50")
         need(1 <= self.sample_max_new_tokens <= 4096, f"sample_max_new_tokens: {self.sample_max_new_tokens} is out of range; use 1 to 4096")
         need(self.device in DEVICES, f"device: '{self.device}' is not known; use one of {', '.join(DEVICES)}")
