@@ -139,7 +139,8 @@ def _merge(run_dir: str | Path, on_progress: Progress, force: bool, check: bool,
         on_progress("Checking the merged model against your fine-tuned model…")
         reloaded = load_model(tmp, "cpu", getattr(torch, DTYPES[dtype]))
         kind = "merged" if dtype == "f32" else dtype
-        result = compare(f"merged model ({dtype})", kind, prompts, reference,
+        label = "merged model" if dtype == "f32" else f"merged model ({dtype})"
+        result = compare(label, kind, prompts, reference,
                          greedy_ids(reloaded, tokenizer, prompts), tokenizer)
         del reloaded
     info = {"adapter_sha256": adapter_fingerprint(run, last), "base_model": run.config_dict().get("model"),
