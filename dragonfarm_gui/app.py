@@ -22,6 +22,13 @@ QMainWindow, QWizard { font-size: 10pt; }
 #primaryButton { padding: 8px 18px; font-weight: 600; }
 #errorBox { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 6px; }
 #verdictBox { background: #f3f7fb; border: 1px solid #d6e2ee; border-radius: 6px; }
+QLabel#verdictWord { font-size: 13pt; font-weight: 600; color: #333; }
+QLabel#verdictWord[verdict="learned"], QLabel#verdictWord[verdict="improving"] { color: #2e7d32; }
+QLabel#verdictWord[verdict="little change"] { color: #8d6e00; }
+QLabel#verdictWord[verdict="worse"], QLabel#verdictWord[verdict="nan"] { color: #c62828; }
+QLabel#verdictWord[verdict="overfitting"] { color: #b35c00; }
+QLabel#verdictNext, QLabel#awakeNote { color: #555; }
+QLabel#actionResult[bad="true"] { color: #c62828; }
 QLabel#wizardReason { color: #c62828; }
 QTableView { gridline-color: #e6e6e6; }
 """

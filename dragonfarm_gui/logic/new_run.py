@@ -40,6 +40,9 @@ HELP = {
     "log_every": "Write a point to the loss plot every this many steps.",
     "eval_every": "Check the held-out loss every this many steps. 0 means about five times per run.",
     "save_every": "Save a checkpoint (for Resume) every this many steps. 0 means at each held-out check.",
+    "early_stop_checks": "Stop by itself once the held-out loss has stayed above its best for this many checks in a "
+                         "row (the model has started to memorise). 0 means never stop early. The best point is kept "
+                         "either way.",
     "num_samples": "How many held-out prompts get sample replies (before and after) at the end.",
     "sample_max_new_tokens": "The longest sample reply, in tokens.",
     "device": "Where to train: auto picks the GPU when there is one that works.",
@@ -54,6 +57,7 @@ LABELS = {
     "gradient_accumulation": "Gradient accumulation", "lora_r": "LoRA rank", "lora_alpha": "LoRA alpha",
     "lora_dropout": "LoRA dropout", "target_modules": "Target modules", "log_every": "Log every (steps)",
     "eval_every": "Held-out check every (steps)", "save_every": "Checkpoint every (steps)",
+    "early_stop_checks": "Stop early after (checks)",
     "num_samples": "Sample prompts", "sample_max_new_tokens": "Sample reply length", "device": "Device",
     "precision": "Precision", "packing": "Packing", "seed": "Seed",
 }

@@ -73,7 +73,8 @@ def start_training(run_dir: str | Path, *, resume: bool = False, hf_token: str |
     log_path = run_dir / LAUNCH_LOG
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.time()
-    with open(log_path, "ab") as log, _environment_for_call(trainer_env(hf_token=hf_token)), _streams_to(log):
+    with open(log_path, "ab") as log, _environment_for_call(
+            trainer_env(hf_token=hf_token, keep_awake=settings.get("keep_awake", True) is not False)), _streams_to(log):
         ok, pid = QProcess.startDetached(program, arguments, str(run_dir))
     if not ok or not pid:
         raise LaunchError(

@@ -18,6 +18,7 @@ CHOICES = {"lr_scheduler": SCHEDULERS, "device": DEVICES, "precision": PRECISION
 RANGES = {"max_length": (16, 131072), "max_steps": (0, 10_000_000), "batch_size": (1, 1024),
           "gradient_accumulation": (1, 1024), "lora_r": (1, 1024), "lora_alpha": (1, 4096), "log_every": (1, 100000),
           "eval_every": (0, 10_000_000), "save_every": (0, 10_000_000), "num_samples": (0, 50),
+          "early_stop_checks": (0, 100),
           "sample_max_new_tokens": (1, 4096), "seed": (0, 2**31 - 1)}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from trainer.run import status as st
 from trainer.run.files import ADAPTER_BEST_DIR, ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
 from trainer.engine.batching import Batches
+from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.run.config import TrainConfig, default_eval_every
@@ -32,6 +33,7 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
     session = RunSession(run_dir, verbose)
+    awake = keep_awake(session.status)
     try:
         return Trainer(run_dir, config, session).run(resume)
     except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
@@ -40,6 +42,7 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
             raise
         return st.FAILED
     finally:
+        awake.stop()
         session.close()
 
 
