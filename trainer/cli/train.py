@@ -104,7 +104,12 @@ def status_text(run: Run) -> str:
         lines.append(f"  error     {s['error']}")
     v = verdict(run.eval(), run.progress())
     if v:
-        lines += [f"  did it learn?  {v['verdict']}: {v['text']}", f"  next      {v['next']}"]
+        lines += [f"  {'so far' if v.get('live') else 'did it learn?'}  {v['title']}: {v['text']}",
+                  f"  next      {v['next']}"]
+    best = run.best()
+    if best and run.has_best_adapter():
+        lines.append(f"  best      step {best.get('step')} (held-out loss {best.get('loss', float('nan')):.3f}): "
+                     "chat, merge, export, push and pack use it; add --last for the last step's adapter")
     if s["state"] == st.INTERRUPTED:
         lines.append(f"  resume    dragonfarm train {run.path} --resume")
     return "\n".join(lines)
