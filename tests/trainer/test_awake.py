@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import sys
 import types
+from typing import ClassVar
 
 import pytest
 
@@ -12,7 +13,7 @@ from trainer.run.launch import KEEP_AWAKE_ENV, trainer_env
 
 
 class FakePopen:
-    started: list["FakePopen"] = []
+    started: ClassVar[list[FakePopen]] = []
 
     def __init__(self, argv, **kwargs):
         self.argv, self.kwargs, self.terminated, self.waited = argv, kwargs, False, False

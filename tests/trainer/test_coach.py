@@ -144,7 +144,7 @@ def run_checks(tmp_path: Path, losses: dict[int, float], checks: int, final_step
 
 
 def test_best_adapter_kept_and_early_stop(tmp_path):
-    keeper, status, stopped = run_checks(tmp_path, {2: 2.0, 4: 1.5, 6: 1.7, 8: 1.8, 10: 1.9}, checks=2)
+    _, status, stopped = run_checks(tmp_path, {2: 2.0, 4: 1.5, 6: 1.7, 8: 1.8, 10: 1.9}, checks=2)
     assert stopped == 8
     best = tmp_path / ADAPTER_BEST_DIR
     assert json.loads((best / "adapter_config.json").read_text())["step"] == 4

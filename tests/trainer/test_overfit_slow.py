@@ -3,15 +3,13 @@ The best adapter is kept, the run stops early, and the coach says it started to 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from pathlib import Path
 
 import pytest
-
 from dfhelpers import write_run
 
-WORDS = "apple river stone cloud green seven tiger lamp paper window silver honey dream north".split()
+WORDS = ["apple", "river", "stone", "cloud", "green", "seven", "tiger", "lamp", "paper", "window", "silver", "honey", "dream", "north"]
 
 
 def code_chats(n: int, seed: int) -> list[dict]:

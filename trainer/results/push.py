@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from trainer.run.errors import UserError
 from trainer.run.files import EXPORT_DIR, MERGE_INFO, MERGED_DIR
@@ -126,7 +127,7 @@ def push(run_dir: str | Path, repo: str, private: bool = False, what: str = "ada
                           repo_type="model")
     except UserError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the Hub's errors are mapped to words; others go up
+    except Exception as exc:
         words = hub_error(exc, repo_id)
         if words is None:
             raise
