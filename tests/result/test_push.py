@@ -151,3 +151,12 @@ def test_bad_name_and_no_adapter(run, api, tmp_path):
     shutil.rmtree(bare / "adapter")
     with pytest.raises(UserError, match="no trained adapter"):
         push(bare, "x", on_progress=lambda _t: None)
+
+
+def test_model_card_never_names_local_folders(run):
+    cfg = json.loads((run / "config.json").read_text())
+    cfg["model"] = "/home/alice/private-models/my-base"
+    (run / "config.json").write_text(json.dumps(cfg))
+    card = model_card(run, repo_id="ada/x")
+    assert "alice" not in card and "`my-base`" in card and "base_model:" not in card
+    assert "4 training examples, 2 held out" in card

@@ -8,6 +8,8 @@ settings, how the held-out loss changed, and a few sample replies (optional).
 from __future__ import annotations
 
 import json
+import re
+from pathlib import PurePath
 from typing import Any
 
 from trainer.run.files import IMPORT_FILE
@@ -43,6 +45,9 @@ def model_card(run_dir: Any, what: str = "adapter", samples: bool = True, adapte
     base = str(cfg.get("model", "?"))
     preset = find_preset(base)
     base_id = preset.id if preset else base
+    on_hub = bool(re.fullmatch(r"[\w.-]+/[\w.-]+", base_id)) and not base_id.startswith(".")
+    if not on_hub:   # a local folder or .gguf file: its name only, never the person's folders
+        base_id = PurePath(base_id.replace("\\", "/")).name or "a local model"
     license_words = preset.license if preset else None
     try:
         imported = json.loads((run.path / IMPORT_FILE).read_text(encoding="utf-8"))
@@ -52,7 +57,7 @@ def model_card(run_dir: Any, what: str = "adapter", samples: bool = True, adapte
     ev, status = run.eval(), run.status()
 
     meta = ["---"]
-    if "/" in base_id and not base_id.startswith((".", "/", "~")):
+    if on_hub:
         meta.append(f"base_model: {_yaml_str(base_id)}")
     lic = LICENSE_IDS.get((license_words or "").lower())
     if lic:
@@ -67,7 +72,7 @@ def model_card(run_dir: Any, what: str = "adapter", samples: bool = True, adapte
     lines = [f"# {run.name}", "",
              f"This is {kinds[what]} for [{base_id}](https://huggingface.co/{base_id}), fine-tuned with "
              "DragonFarm on the owner's own examples (loss on the replies only)."
-             if "/" in base_id else f"This is {kinds[what]} for the base model `{base_id}`, fine-tuned with DragonFarm.",
+             if on_hub else f"This is {kinds[what]} for the base model `{base_id}`, fine-tuned with DragonFarm.",
              ""]
     if license_words:
         lines += [f"The base model's license ({license_words}) applies to this model too.", ""]
