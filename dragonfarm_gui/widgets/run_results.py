@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from trainer.run.reader import Run, verdict
+from trainer.run.reader import Run
 
 from ..logic.runview import samples_html
 
@@ -53,7 +53,7 @@ class RunResults(QWidget):
             self.verdict_box.hide()
             self.samples.setHtml(samples_html([]))
             return
-        self.verdict = verdict(run.eval(), run.progress())
+        self.verdict = run.verdict()
         if self.verdict:
             live = self.verdict.get("live")
             self.verdict_title.setText("<b>How is it going?</b>" if live else "<b>Did it learn?</b>")

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharForma
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
-from trainer.run.reader import Run, verdict
+from trainer.run.reader import Run
 
 from ..process.chat_process import ChatProcess
 
@@ -155,7 +155,7 @@ class TryPage(QWidget):
 
     # ----- public ----------------------------------------------------------------
     def refresh_header(self) -> None:
-        v = verdict(self.run.eval(), self.run.progress())
+        v = self.run.verdict()
         text = f"<b>Try {self.run.name}</b>"
         if v:
             text += f" &nbsp; <b>Did it learn?</b> {v.get('title') or v['verdict'].capitalize()}. {v['text']}"

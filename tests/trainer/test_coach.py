@@ -172,3 +172,26 @@ def test_last_step_best_means_no_separate_best_adapter(tmp_path):
     assert json.loads((tmp_path / EVAL_FILE).read_text())["best"]["adapter"] == ADAPTER_DIR
     assert status.data["best_step"] == 6
     assert Run(tmp_path).adapter_for() == tmp_path / ADAPTER_DIR
+
+
+def test_pack_carries_the_best_adapter_unless_last(tmp_path):
+    import shutil
+    import zipfile
+
+    from trainer.run.share import pack, unpack
+
+    run = tmp_path / "r"
+    run_checks(run, {2: 2.0, 4: 1.5, 6: 1.7, 8: 1.8}, checks=0, final_step=8)
+    shutil.copytree(run / ADAPTER_BEST_DIR, run / ADAPTER_DIR)   # stands in for the last step's adapter
+    ev = json.loads((run / EVAL_FILE).read_text())
+    ev["after"] = {"loss": 1.8}
+    (run / EVAL_FILE).write_text(json.dumps(ev))
+    names = zipfile.ZipFile(pack(run, tmp_path / "all.zip")).namelist()
+    assert "r/adapter-best/adapter_config.json" in names and "r/adapter/adapter_config.json" in names
+    only_last = pack(run, tmp_path / "last.zip", last=True)
+    assert not any("adapter-best" in n for n in zipfile.ZipFile(only_last).namelist())
+    # the unpacked run does not promise a best adapter it lacks
+    assert "which Try it and export use" in Run(run).verdict()["text"]
+    copy = Run(unpack(only_last, tmp_path / "runs"))
+    assert not copy.has_best_adapter() and copy.adapter_for() == copy.adapter_dir
+    assert copy.verdict()["verdict"] == "overfitting" and "Try it" not in copy.verdict()["text"]

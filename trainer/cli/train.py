@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
-from trainer.run.reader import Run, is_run_dir, verdict
+from trainer.run.reader import Run, is_run_dir
 from trainer.run.errors import UserError
 
 
@@ -102,7 +102,7 @@ def status_text(run: Run) -> str:
         lines.append(f"  now       {s['message']}")
     if s.get("error"):
         lines.append(f"  error     {s['error']}")
-    v = verdict(run.eval(), run.progress())
+    v = run.verdict()
     if v:
         lines += [f"  {'so far' if v.get('live') else 'did it learn?'}  {v['title']}: {v['text']}",
                   f"  next      {v['next']}"]
@@ -120,7 +120,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         records = run.train_records()
         print(json.dumps({"status": run.status(), "last": records[-1] if records else None,
-                          "eval": run.eval(), "verdict": verdict(run.eval(), run.progress())}, indent=2))
+                          "eval": run.eval(), "verdict": run.verdict()}, indent=2))
     else:
         print(status_text(run))
     return 0

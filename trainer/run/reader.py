@@ -95,6 +95,15 @@ class Run:
         """The adapter that Try it, merge, export and pack use: the best one unless `last` is asked for."""
         return self.path / ADAPTER_BEST_DIR if not last and self.has_best_adapter() else self.adapter_dir
 
+    def verdict(self) -> dict[str, Any] | None:
+        """The coach's words for this run; a best adapter that eval.json names but the folder lacks
+        (a run packed with --last) is not promised."""
+        ev = self.eval()
+        best = ev.get("best") if isinstance(ev, dict) else None
+        if isinstance(best, dict) and best.get("adapter") == ADAPTER_BEST_DIR and not self.has_best_adapter():
+            ev = dict(ev, best=dict(best, adapter=ADAPTER_DIR))
+        return coach(ev, self.progress())
+
     def best(self) -> dict[str, Any] | None:
         """eval.json's "best": {"step", "loss", "adapter"}, or None before the first check."""
         best = self.eval().get("best")
