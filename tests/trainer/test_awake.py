@@ -17,12 +17,16 @@ class FakePopen:
 
     def __init__(self, argv, **kwargs):
         self.argv, self.kwargs, self.terminated, self.waited = argv, kwargs, False, False
+        self.pid, self.killed_group = 4321, False
         FakePopen.started.append(self)
 
     def terminate(self):
         self.terminated = True
 
     def wait(self, timeout=None):
+        if not self.terminated and not self.killed_group and timeout is not None and timeout < 1:
+            import subprocess
+            raise subprocess.TimeoutExpired(self.argv, timeout)   # still running: holding the lock
         self.waited = True
         return 0
 
@@ -79,14 +83,35 @@ def test_windows_refusal_is_quiet(fake_os, monkeypatch):
     assert status.data["keeping_awake"] is None
 
 
-def test_linux_systemd_inhibit_tied_to_the_trainer(fake_os):
+def test_linux_systemd_inhibit_tied_to_the_trainer(fake_os, monkeypatch):
     fake_os("Linux", {"systemd-inhibit": "/usr/bin/systemd-inhibit"})
+    killed = []
+    def killpg(pgid, sig):
+        killed.append((pgid, sig))
+        FakePopen.started[0].killed_group = True
+    monkeypatch.setattr(aw.os, "killpg", killpg)
     keeper = aw.keep_awake(None, env={})
     (proc,) = FakePopen.started
     assert proc.argv[:3] == ["/usr/bin/systemd-inhibit", "--what=sleep", "--mode=block"]
     assert proc.argv[-3:-1] == ["sh", "-c"] and f"kill -0 {os.getpid()}" in proc.argv[-1]
+    assert proc.kwargs.get("start_new_session") is True
     keeper.stop()
-    assert proc.terminated
+    assert killed == [(4321, aw.signal.SIGTERM)] and proc.waited   # the helper and its waiting shell
+
+
+def test_linux_inhibitor_that_cannot_work_here_is_quiet(fake_os, monkeypatch):
+    fake_os("Linux", {"systemd-inhibit": "/usr/bin/systemd-inhibit"})
+    monkeypatch.setattr(FakePopen, "wait", lambda self, timeout=None: 1)   # "Failed to connect to bus"
+    status = FakeStatus()
+    aw.keep_awake(status, env={}).stop()
+    assert status.data["keeping_awake"] is None
+
+
+def test_real_platform_call_never_fails():
+    """Whatever this machine has (here: often systemd-inhibit without a bus), starting and stopping is quiet."""
+    status = FakeStatus()
+    aw.keep_awake(status).stop()
+    assert "keeping_awake" in status.data
 
 
 def test_linux_without_an_inhibitor_does_nothing(fake_os):

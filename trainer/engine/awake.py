@@ -17,10 +17,12 @@ status.json's `keeping_awake` names the method in use (absent or null: none).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
 import shutil
+import signal
 import subprocess
 from typing import Any
 
@@ -30,18 +32,23 @@ log = logging.getLogger("dragonfarm.engine")
 
 ES_CONTINUOUS = 0x80000000
 ES_SYSTEM_REQUIRED = 0x00000001
+STARTUP_WAIT = 0.5   # seconds for systemd-inhibit to fail at once, or be holding the lock
 
 
 class Awake:
     """What keeps the computer awake: a helper process, the Windows flag, or nothing."""
 
-    def __init__(self, method: str | None = None, process: Any = None):
-        self.method, self.process = method, process
+    def __init__(self, method: str | None = None, process: Any = None, group: bool = False):
+        self.method, self.process, self.group = method, process, group   # group: the helper leads its own group
 
     def stop(self) -> None:
         try:
             if self.process is not None:
-                self.process.terminate()
+                if self.group:   # the helper and the command it holds the lock for (a trainer in a test,
+                    with contextlib.suppress(ProcessLookupError):   # or the Python API, lives on)
+                        os.killpg(self.process.pid, signal.SIGTERM)
+                else:
+                    self.process.terminate()
                 try:
                     self.process.wait(timeout=5)
                 except subprocess.TimeoutExpired:
@@ -60,8 +67,9 @@ def _set_thread_execution_state(flags: int) -> int:
     return int(ctypes.windll.kernel32.SetThreadExecutionState(flags))  # type: ignore[attr-defined]
 
 
-def _spawn(argv: list[str]) -> Any:
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _spawn(argv: list[str], new_group: bool = False) -> Any:
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            **({"start_new_session": True} if new_group else {}))
 
 
 def _start() -> Awake:
@@ -79,8 +87,15 @@ def _start() -> Awake:
         if exe is None:
             return Awake()
         wait_for_trainer = f"while kill -0 {pid} 2>/dev/null; do sleep 5; done"
-        return Awake("systemd-inhibit", _spawn([exe, "--what=sleep", "--mode=block", "--who=DragonFarm",
-                                                "--why=Training a model", "sh", "-c", wait_for_trainer]))
+        argv = [exe, "--what=sleep", "--mode=block", "--who=DragonFarm", "--why=Training a model",
+                "sh", "-c", wait_for_trainer]
+        process = _spawn(argv, new_group=True)
+        try:   # no logind (a container, a minimal system): it gives up at once
+            code = process.wait(timeout=STARTUP_WAIT)
+        except subprocess.TimeoutExpired:
+            return Awake("systemd-inhibit", process, group=True)
+        log.info("systemd-inhibit could not keep the computer awake (exit code %s)", code)
+        return Awake()
     return Awake()
 
 
