@@ -75,7 +75,8 @@ def start_training(run_dir: str | Path, *, resume: bool = False, hf_token: str |
     program, arguments = trainer_command(*args, settings=settings)
     started_at = time.time()
     try:
-        process = start_detached(program, arguments, run_dir, trainer_env(hf_token=hf_token), run_dir / LAUNCH_LOG)
+        env = trainer_env(hf_token=hf_token, keep_awake=settings.get("keep_awake", True) is not False)
+        process = start_detached(program, arguments, run_dir, env, run_dir / LAUNCH_LOG)
     except (OSError, ValueError) as exc:
         raise LaunchError(
             f"The trainer could not be started with {program} ({getattr(exc, 'strerror', None) or exc}). "

@@ -29,6 +29,10 @@ class MainWindow(QMainWindow):
         self.launches: dict[str, Launch] = {}
         self.tool_windows: list = []
         self.run_page = None  # made on first use: it brings in pyqtgraph
+        from ..logic.power import battery
+
+        self.read_battery = battery                       # tests replace these two
+        self.confirm_on_battery = self._confirm_on_battery
         self.runs_dir = runs_dir()
         self.run_list = RunList(self.runs_dir)
         self.run_list.run_selected.connect(self.show_run)
@@ -175,7 +179,7 @@ class MainWindow(QMainWindow):
     def start_run(self, path: str | Path, resume: bool = False) -> Launch | None:
         from ..logic import tokens
 
-        if not self.ensure_environment():
+        if not self.ensure_environment() or not self.battery_ok(path):
             return None
         try:
             launch = start_training(path, resume=resume, hf_token=tokens.get_token())
@@ -190,6 +194,22 @@ class MainWindow(QMainWindow):
         if self.run_page is not None:
             self.run_page.refresh()
         return launch
+
+    def battery_ok(self, path: str | Path) -> bool:
+        """On battery: say so, with the estimate, and let the person choose; plugged in or unknown: go."""
+        from ..logic.power import battery_warning, run_estimate_seconds
+
+        state = self.read_battery()
+        if state is None or state.plugged:
+            return True
+        return self.confirm_on_battery(battery_warning(state, run_estimate_seconds(path, self.runs_dir)) or "")
+
+    def _confirm_on_battery(self, words: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, "On battery", words, parent=self)
+        start = box.addButton("Start anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is start
 
     def ensure_environment(self) -> bool:
         """In the installed app, set up the training environment on first use

@@ -70,6 +70,11 @@ class RunPage(QWidget):
         self.message = QLabel()
         self.message.setWordWrap(True)
         _shrinkable(self.message)
+        self.awake_note = QLabel("Keeping the computer awake while it trains (the screen may still turn off).")
+        self.awake_note.setObjectName("awakeNote")
+        self.awake_note.setProperty("tone", "muted")
+        self.awake_note.setToolTip("You can turn this off in Settings")
+        self.awake_note.hide()
         self.model_label = ElidedLabel()
         self.model_label.setProperty("tone", "muted")
         self.progress = QProgressBar()
@@ -149,6 +154,7 @@ class RunPage(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.model_label)
         layout.addWidget(self.message)
+        layout.addWidget(self.awake_note)
         layout.addWidget(self.error_box)
         layout.addWidget(self.progress)
         layout.addLayout(grid)
@@ -238,6 +244,7 @@ class RunPage(QWidget):
                 button.setText(b.text)
             if b.tip is not None:
                 button.setToolTip(b.tip)
+        self.awake_note.setVisible(view.state in st.ACTIVE_STATES and bool(status.get("keeping_awake")))
         self._update_numbers()
 
     def _update_numbers(self) -> None:

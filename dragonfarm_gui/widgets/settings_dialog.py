@@ -1,12 +1,12 @@
-"""Settings: where runs live, which Python trains, and the Hugging Face token."""
+"""Settings: where runs live, which Python trains, keeping the computer awake, and the Hugging Face token."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from trainer.run.launch import NoTrainerPython, trainer_python
 from trainer.run.settings import load_settings, runs_dir, save_settings
@@ -39,6 +39,11 @@ class SettingsDialog(QDialog):
         python_browse.setToolTip("Choose a Python program")
         python_browse.clicked.connect(self._browse_python)
 
+        self.keep_awake = QCheckBox("Keep the computer awake while training")
+        self.keep_awake.setChecked(settings.get("keep_awake", True) is not False)
+        self.keep_awake.setToolTip("While a run trains, the computer does not go to sleep (the screen still may). "
+                                   "Applies to runs started from now on.")
+
         self.token_edit = QLineEdit()
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         has_token = bool(tokens.get_token())
@@ -62,6 +67,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         form.addRow("Runs folder:", _row(self.runs_edit, runs_browse))
         form.addRow("Trainer Python:", _row(self.python_edit, python_browse))
+        form.addRow("Sleep:", self.keep_awake)
         form.addRow("Hugging Face token:", _row(self.token_edit, self.remove_token))
         form.addRow("", token_note)
         from trainer.run.launch import is_frozen
@@ -121,6 +127,7 @@ class SettingsDialog(QDialog):
                 settings[key] = value
             else:
                 settings.pop(key, None)
+        settings["keep_awake"] = self.keep_awake.isChecked()
         save_settings(settings)
         if self.token_edit.text().strip():
             tokens.set_token(self.token_edit.text())

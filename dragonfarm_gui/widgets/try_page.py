@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharForma
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
-from trainer.run.reader import Run, verdict
+from trainer.run.reader import Run
 
 from ..logic import theme
 from ..process.chat_process import ChatProcess
@@ -82,6 +82,7 @@ class TryPage(QWidget):
     def __init__(self, run_dir: str | Path, parent: QWidget | None = None):
         super().__init__(parent)
         self.run = Run(run_dir)
+        self.use_last = False  # the run tools window's choice: the last adapter instead of the best one
         self.process = ChatProcess(self)
         self.process.ready.connect(self._on_ready)
         self.process.token.connect(self._on_token)
@@ -155,10 +156,10 @@ class TryPage(QWidget):
 
     # ----- public ----------------------------------------------------------------
     def refresh_header(self) -> None:
-        v = verdict(self.run.eval(), self.run.progress())
+        v = self.run.verdict()
         text = f"<b>Try {self.run.name}</b>"
         if v:
-            text += f" &nbsp; <b>Did it learn?</b> {v['verdict'].capitalize()}. {v['text']}"
+            text += f" &nbsp; <b>Did it learn?</b> {v.get('title') or v['verdict'].capitalize()}. {v['text']}"
         self.header.setText(text)
 
     def busy(self) -> bool:
@@ -169,7 +170,7 @@ class TryPage(QWidget):
         if not text or self.busy():
             return
         if not self.process.is_running():
-            if not self.process.start(self.run.path, compare=True):
+            if not self.process.start(self.run.path, compare=True, last=self.use_last):
                 return
             self.state.setText("Loading the model… (once; the reply follows)")
         self.input.clear()
@@ -192,6 +193,14 @@ class TryPage(QWidget):
             self.owner = dict.fromkeys(self.owner)  # their last words go nowhere
         for pane in self.panes.values():
             pane.clear()
+
+    def set_use_last(self, last: bool) -> None:
+        """Answer with the last (or best) adapter from the next message on: the model process restarts."""
+        if last != self.use_last:
+            self.use_last = last
+            if self.process.is_running():
+                self.shutdown()
+                self.state.setText("The next message loads the " + ("last" if last else "best") + " adapter.")
 
     def shutdown(self) -> None:
         self.process.shutdown()

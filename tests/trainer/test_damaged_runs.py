@@ -185,6 +185,7 @@ def test_status_and_progress_values_that_are_fine():
 
 
 def test_an_imported_two_file_archive_cannot_break_the_list(three_runs, tmp_path, capsys):
+    import hashlib
     import zipfile
 
     from trainer.run.share import unpack
@@ -193,9 +194,15 @@ def test_an_imported_two_file_archive_cannot_break_the_list(three_runs, tmp_path
     archive = tmp_path / "gift.zip"
     forged = {"state": "training", "pid": 10**30, "host": "x", "heartbeat_at": time.time() + 10**7,
               "loss": "abc", "step": {"a": 1}}
+    members = {"config.json": (runs[0] / "config.json").read_bytes(), "status.json": json.dumps(forged).encode()}
+    # a well-formed manifest (its checksums match): the files pass unpack, their contents are the damage
+    manifest = {"format": "dragonfarm-run", "version": 2, "name": "gift", "with_data": False, "packed_at": 0,
+                "files": {name: {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                          for name, data in members.items()}}
     with zipfile.ZipFile(archive, "w") as zf:
-        zf.writestr("gift/config.json", (runs[0] / "config.json").read_text())
-        zf.writestr("gift/status.json", json.dumps(forged))
+        for name, data in members.items():
+            zf.writestr(f"gift/{name}", data)
+        zf.writestr("gift/dragonfarm-pack.json", json.dumps(manifest))
     unpack(archive, folder)
     rows = {r.name: r.summary() for r in list_runs(folder)}
     assert len(rows) == 4 and rows["gift"]["state"] == st.DAMAGED and rows["gift"]["live"] is False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from trainer.run import status as st
 from trainer.run.config import DEVICES
-from trainer.run.reader import Run, is_run_dir, verdict
+from trainer.run.reader import Run, is_run_dir
 from trainer.run.errors import UserError
 
 
@@ -124,9 +124,14 @@ def status_text(run: Run) -> str:
         lines.append(f"  now       {s['message']}")
     if s.get("error"):
         lines.append(f"  error     {s['error']}")
-    v = verdict(run.eval(), run.progress())
+    v = run.verdict()
     if v:
-        lines += [f"  did it learn?  {v['verdict']}: {v['text']}", f"  next      {v['next']}"]
+        lines += [f"  {'so far' if v.get('live') else 'did it learn?'}  {v['title']}: {v['text']}",
+                  f"  next      {v['next']}"]
+    best = run.best()
+    if best and run.has_best_adapter():
+        lines.append(f"  best      step {best.get('step')} (held-out loss {best.get('loss', float('nan')):.3f}): "
+                     "chat, merge, export, push and pack use it; add --last for the last step's adapter")
     if s["state"] == st.INTERRUPTED:
         lines.append(f"  resume    dragonfarm train {run.path} --resume")
     if s["damaged"]:
@@ -139,7 +144,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         records = run.train_records()
         print(json.dumps({"status": run.status(), "last": records[-1] if records else None,
-                          "eval": run.eval(), "verdict": verdict(run.eval(), run.progress())}, indent=2))
+                          "eval": run.eval(), "verdict": run.verdict()}, indent=2))
     else:
         print(status_text(run))
     return 0

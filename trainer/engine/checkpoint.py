@@ -22,7 +22,7 @@ from typing import Any
 
 from trainer.engine.statefile import StateFormatError, load_state, save_state
 from trainer.run.errors import UserError
-from trainer.run.files import (ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, PREVIOUS_DIR, PROGRESS_FILE,
+from trainer.run.files import (ADAPTER_BEST_DIR, ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, PREVIOUS_DIR, PROGRESS_FILE,
                                SAMPLES_FILE)
 
 log = logging.getLogger("dragonfarm.checkpoint")
@@ -30,7 +30,7 @@ KEEP = 2
 WEIGHTS = "adapter_model.safetensors"
 STATE_JSON, STATE_TENSORS, STEP_FILE = "training_state.json", "training_state.safetensors", "trainer_state.json"
 COMPLETE = (WEIGHTS, "adapter_config.json", STATE_JSON, STATE_TENSORS, STEP_FILE)
-RESULTS = (ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE, PROGRESS_FILE)
+RESULTS = (ADAPTER_DIR, ADAPTER_BEST_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE, PROGRESS_FILE)
 
 
 def write_training_state(folder: Path, optimizer: Any, scheduler: Any) -> None:

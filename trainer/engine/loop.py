@@ -11,6 +11,8 @@ from pathlib import Path
 from trainer.run import status as st
 from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.batching import Batches
+from trainer.engine.awake import keep_awake
+from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
 from trainer.run.config import TrainConfig, default_eval_every
@@ -35,6 +37,7 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     before = st.read_json(run_dir / STATUS_FILE, None)
     session = RunSession(run_dir, verbose)
     trainer = None
+    awake = keep_awake(session.status)
     try:
         trainer = Trainer(run_dir, config, session)
         return trainer.run(resume)
@@ -47,6 +50,7 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
             raise
         return st.FAILED
     finally:
+        awake.stop()
         session.close()
 
 
@@ -57,6 +61,7 @@ class Trainer:
         self.progress = ProgressWriter(run_dir)
         self.touched = False  # nothing of the run's output changed yet (see prepare.keep_what_was_there)
         self.resume = False   # resuming from a checkpoint (a resume with none starts again)
+        self.best = BestKeeper(run_dir, config.early_stop_checks, session.status)
 
     # ----- setup -------------------------------------------------------
     def run(self, resume: bool) -> str:
@@ -221,6 +226,8 @@ class Trainer:
                     self.progress.log({"step": step, "epoch": round(epoch_f, 4), "eval_loss": el,
                                        "elapsed_s": round(time.time() - t0, 3), "time": time.time()})
                     self.status.update(message="Training")
+                    if self.best.after_eval(step, el, model, self.tokenizer):
+                        break
                 if step % self.save_every == 0 and step < self.total_steps:
                     self._checkpoint(step)
         except Cancelled:
@@ -251,6 +258,7 @@ class Trainer:
         if after is not None:
             self.progress.log({"step": step, "epoch": round(step * self.cfg.gradient_accumulation / len(self.train_batches), 4),
                                "eval_loss": after, "elapsed_s": round(runtime, 3), "time": time.time()})
+            self.best.after_eval(step, after, self.model, self.tokenizer, final=True)
         data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
         samples = data.get("samples") or []
         if samples:

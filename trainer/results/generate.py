@@ -8,8 +8,9 @@ from trainer.run.reader import Run
 from trainer.run.errors import UserError
 
 
-def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = None) -> tuple[Any, Any, str]:
-    """(model, tokenizer, device) for the run's adapter, or the bare base model."""
+def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = None,
+                 last: bool = False) -> tuple[Any, Any, str]:
+    """(model, tokenizer, device) for the run's adapter (the best one unless `last`), or the bare base model."""
     from trainer.engine.device import check
     from trainer.engine.models import load_model, load_tokenizer, resolve_model_path
 
@@ -20,10 +21,11 @@ def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = N
                         "Train it first (or wait for it to finish), or use --base to ask the base model.")
     device = device or check(cfg.device)["device"]
     folder = resolve_model_path(cfg.model)
-    tokenizer = load_tokenizer(run.adapter_dir if run.has_adapter() else folder)
+    adapter = run.adapter_for(last)
+    tokenizer = load_tokenizer(adapter if run.has_adapter() else folder)
     model = load_model(folder, device)
     if not base:
-        model = load_adapter(model, run.adapter_dir)
+        model = load_adapter(model, adapter)
     model.eval()
     return model, tokenizer, device
 

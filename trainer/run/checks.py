@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from trainer.run.files import ADAPTER_BEST_DIR, ADAPTER_DIR
 from trainer.run.states import ALL_STATES
 
 MAX_JSON_BYTES = 32 << 20   # status, eval and samples files are kilobytes
@@ -21,6 +22,7 @@ MAX_COUNT = 10**15
 MAX_TIME = 10**11           # Unix seconds; the year 5138
 MAX_SAMPLES = 200
 MISSING = object()
+BEST_ADAPTERS = (ADAPTER_BEST_DIR, ADAPTER_DIR)   # eval.json's best.adapter: where the best point's adapter is
 
 _STATUS_TEXT = ("message", "host", "device", "device_name", "precision", "error", "error_detail")
 _STATUS_COUNTS = {"pid": (1, MAX_PID), "step": (0, MAX_COUNT), "total_steps": (0, MAX_COUNT),
@@ -177,6 +179,21 @@ def clean_eval(data: Any) -> tuple[dict[str, Any], list[str]]:
         else:
             good["examples"] = examples
         clean[part] = good
+    best = data.get("best")
+    if best is not None:   # the coach's best held-out point (trainer/engine/best.py)
+        ok, loss = number_or_none(best.get("loss")) if isinstance(best, dict) else (False, None)
+        if not ok or not _count(best.get("step"), 0, MAX_COUNT) or best.get("adapter") not in BEST_ADAPTERS \
+                or not _count(best.get("checks", 0), 0, MAX_COUNT):
+            problems.append(f"best is {shown(best)}, not a step, loss and adapter")
+        else:
+            clean["best"] = {"step": int(best["step"]), "loss": loss, "adapter": best["adapter"],
+                             "checks": int(best.get("checks", 0))}
+    early = data.get("stopped_early_at")
+    if early is not None:
+        if _count(early, 0, MAX_COUNT):
+            clean["stopped_early_at"] = int(early)
+        else:
+            problems.append(f"stopped_early_at is {shown(early)}, not a step")
     return clean, problems
 
 

@@ -118,6 +118,10 @@ class TrainConfig:
     save_every: int = setting(
         0, label="Checkpoint every (steps)", min=0, max=10_000_000, zero_means="at each held-out check",
         help="Save a checkpoint (for Resume) every this many steps. 0 means at each held-out check.")
+    early_stop_checks: int = setting(
+        0, label="Stop early after (held-out checks)", min=0, max=100, typical=(2, 3), zero_means="never",
+        help="Stop once the held-out loss has stayed above its best for this many checks in a row (it has "
+             "started to memorise the examples); the best point's adapter is kept either way. 0 never stops early.")
     num_samples: int = setting(
         3, label="Sample prompts", min=0, max=50, typical=3,
         help="How many held-out prompts get sample replies (before and after) at the end.")

@@ -22,6 +22,7 @@ CREATE_NEW_PROCESS_GROUP = 0x00000200  # Ctrl+C/Ctrl+Break aimed at the app do n
 
 
 ENV_MARKER = "dragonfarm-env.json"
+KEEP_AWAKE_ENV = "DRAGONFARM_KEEP_AWAKE"   # "0": the trainer lets the computer sleep (the app's setting)
 
 
 class NoTrainerPython(RuntimeError):
@@ -112,9 +113,11 @@ def trainer_command(*args: str, settings: dict | None = None) -> tuple[str, list
     return trainer_python(settings), ["-m", "trainer", *args]
 
 
-def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None) -> dict[str, str]:
+def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None,
+                keep_awake: bool = True) -> dict[str, str]:
     """Environment for the trainer process: unbuffered output, the source tree on
-    sys.path when running from source, and the token only here (never in files)."""
+    sys.path when running from source, the token only here (never in files), and
+    KEEP_AWAKE_ENV=0 when the person turned "keep the computer awake" off."""
     env = clean_child_env(dict(os.environ if base is None else base))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
@@ -127,6 +130,8 @@ def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if hf_token:
         env["HF_TOKEN"] = hf_token
+    if not keep_awake:
+        env[KEEP_AWAKE_ENV] = "0"
     return env
 
 

@@ -19,9 +19,10 @@ from typing import Any
 
 from trainer.run import status as st
 from trainer.run.checks import MISSING, clean_eval, clean_samples, load_json
+from trainer.run.coach import coach
 from trainer.run.config import ConfigError, TrainConfig
-from trainer.run.files import (ADAPTER_DIR, CHECKPOINTS_DIR, CONFIG_FILE, EVAL_FILE, LOG_FILE, PROGRESS_FILE,
-                               SAMPLES_FILE, STATUS_FILE)
+from trainer.run.files import (ADAPTER_BEST_DIR, ADAPTER_DIR, CHECKPOINTS_DIR, CONFIG_FILE, EVAL_FILE, LOG_FILE,
+                               PROGRESS_FILE, SAMPLES_FILE, STATUS_FILE)
 from trainer.run.progress import ProgressReader, read_progress
 from trainer.run.settings import runs_dir as default_runs_dir
 
@@ -127,6 +128,28 @@ class Run:
     def has_adapter(self) -> bool:
         return (self.adapter_dir / "adapter_config.json").is_file()
 
+    def has_best_adapter(self) -> bool:
+        """adapter-best/ is there: the best held-out point came before the last step."""
+        return (self.path / ADAPTER_BEST_DIR / "adapter_config.json").is_file()
+
+    def adapter_for(self, last: bool = False) -> Path:
+        """The adapter that Try it, merge, export and pack use: the best one unless `last` is asked for."""
+        return self.path / ADAPTER_BEST_DIR if not last and self.has_best_adapter() else self.adapter_dir
+
+    def verdict(self) -> dict[str, Any] | None:
+        """The coach's words for this run; a best adapter that eval.json names but the folder lacks
+        (a run packed with --last) is not promised."""
+        ev = self.eval()
+        best = ev.get("best") if isinstance(ev, dict) else None
+        if isinstance(best, dict) and best.get("adapter") == ADAPTER_BEST_DIR and not self.has_best_adapter():
+            ev = dict(ev, best=dict(best, adapter=ADAPTER_DIR))
+        return coach(ev, self.progress())
+
+    def best(self) -> dict[str, Any] | None:
+        """eval.json's "best": {"step", "loss", "adapter"}, or None before the first check."""
+        best = self.eval().get("best")
+        return best if isinstance(best, dict) else None
+
     def checkpoints(self) -> list[Path]:
         folder = self.path / CHECKPOINTS_DIR
         if not folder.is_dir():
@@ -198,27 +221,9 @@ def list_runs(folder: str | Path | None = None) -> list[Run]:
     return sorted((Run(p) for p in folder.iterdir() if p.is_dir() and is_run_dir(p)), key=lambda r: r.name)
 
 
-def verdict(ev: dict[str, Any], train_records: list[dict[str, Any]] | None = None) -> dict[str, str] | None:
-    """"Did it learn?" in words, from eval.json (before/after held-out loss)."""
-    before = (ev.get("before") or {}).get("loss")
-    after = (ev.get("after") or {}).get("loss")
-    if not isinstance(before, (int, float)) or not isinstance(after, (int, float)):
-        return None
-    change = (before - after) / before if before else 0.0
-    evals = [r["eval_loss"] for r in (train_records or []) if isinstance(r.get("eval_loss"), (int, float))]
-    rising = len(evals) >= 3 and evals[-1] > min(evals) * 1.05
-    words = f"Held-out loss went from {before:.3f} to {after:.3f} ({-change:+.0%})."
-    if rising:
-        return {"verdict": "overfitting", "text": words + " It was lower earlier in the run, so the model began to memorise the examples.",
-                "next": "Train for fewer epochs, or add more varied examples."}
-    if change >= 0.05:
-        return {"verdict": "learned", "text": words + " The model now answers more like your examples.",
-                "next": "Try it on new prompts; if replies are close but not quite, train a little longer."}
-    if change <= -0.02:
-        return {"verdict": "worse", "text": words + " The model got worse on examples it did not see.",
-                "next": "Lower the learning rate or train for fewer epochs."}
-    return {"verdict": "little change", "text": words + " That is little change.",
-            "next": "Train for more epochs, raise the learning rate a little, or add more examples."}
+def verdict(ev: dict[str, Any], train_records: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """"Did it learn?" in words, from eval.json and the progress records (see trainer.run.coach)."""
+    return coach(ev, train_records)
 
 
 def perplexity(loss: float | None) -> float | None:

@@ -35,7 +35,7 @@ from trainer.run.sharecheck import (MANIFEST, Limits, allowed_kind, check_agains
                                     name_problem, read_manifest, refuse)
 
 PACK_FILES = (files.CONFIG_FILE, files.STATUS_FILE, files.PROGRESS_FILE, files.EVAL_FILE, files.SAMPLES_FILE)
-PACK_DIRS = (files.ADAPTER_DIR, files.LOGS_DIR)
+PACK_DIRS = (files.ADAPTER_DIR, files.ADAPTER_BEST_DIR, files.LOGS_DIR)
 DATA_DIR = files.DATA_DIR
 CHUNK = 1 << 20
 
@@ -48,10 +48,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pack_members(run_dir: Path, with_data: bool = False) -> list[str]:
-    """The run's files that go into a pack, as POSIX paths relative to the run folder."""
+def pack_members(run_dir: Path, with_data: bool = False, last: bool = False) -> list[str]:
+    """The run's files that go into a pack, as POSIX paths relative to the run folder. The best adapter
+    (adapter-best/) goes too unless `last`, so the unpacked run's Try it uses the same adapter."""
     found = [name for name in PACK_FILES if (run_dir / name).is_file()]
-    for folder in PACK_DIRS + ((DATA_DIR,) if with_data else ()):
+    dirs = tuple(d for d in PACK_DIRS if not (last and d == files.ADAPTER_BEST_DIR))
+    for folder in dirs + ((DATA_DIR,) if with_data else ()):
         base = run_dir / folder
         if base.is_dir():
             found += sorted(p.relative_to(run_dir).as_posix() for p in base.rglob("*")
@@ -67,7 +69,7 @@ def _free_path(path: Path) -> Path:
     return candidate
 
 
-def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False) -> Path:
+def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False, last: bool = False) -> Path:
     run_dir = Path(run_dir)
     if not is_run_dir(run_dir):
         raise UserError(f"{run_dir} is not a DragonFarm run folder (it has no config.json).",
@@ -85,7 +87,7 @@ def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = F
         out = out.with_name(out.name + ".zip")
     if out.exists():
         raise UserError(f"{out} already exists.", "Choose another file name, or move the old file away.")
-    members = pack_members(run_dir, with_data)
+    members = pack_members(run_dir, with_data, last)
     scrub = Scrubber(run_dir, run.config_dict().get("model"))
     # The examples are the person's own words, packed as they are; everything else is scrubbed.
     cleaned = {m: scrub.file(run_dir, m) for m in members if not m.endswith(".jsonl") or not m.startswith(DATA_DIR)}

@@ -71,7 +71,7 @@ def allowed_kind(rel: str) -> bool:
     suffix = PurePosixPath(name).suffix.lower()
     if folder == files.DATA_DIR:
         return suffix == ".jsonl" or rel == files.IMPORT_FILE
-    if folder == files.ADAPTER_DIR:
+    if folder in (files.ADAPTER_DIR, files.ADAPTER_BEST_DIR):
         return suffix in ADAPTER_SUFFIXES
     if folder == files.LOGS_DIR:
         return suffix == ".log"

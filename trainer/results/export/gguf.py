@@ -64,7 +64,7 @@ def export_name(run: Run, quant: str) -> str:
 
 
 def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress = print,
-                check: bool = True) -> GgufExport:
+                check: bool = True, last: bool = False) -> GgufExport:
     from trainer.results.merge import ensure_merged
 
     quant = quant.lower()
@@ -79,7 +79,7 @@ def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress =
             raise UserError(f"{quant} needs llama.cpp's llama-quantize program, which was not found.",
                             "Install llama.cpp (so llama-quantize is on the PATH) or set LLAMA_CPP_DIR to a built "
                             "checkout; or export f16 or q8_0, which need nothing else.")
-    info = ensure_merged(run.path, on_progress)
+    info = ensure_merged(run.path, on_progress, last=last)
     converter = llamacpp.find_converter(on_progress)
     out_dir = run.path / EXPORT_DIR
     out_dir.mkdir(exist_ok=True)
