@@ -64,7 +64,7 @@ class TrainConfig:
     sample_max_new_tokens: int = 96
     device: str = "auto"
     precision: str = "auto"
-    packing: bool = False
+    packing: bool = True
     created_at: str = ""
     notes: str = ""
 
