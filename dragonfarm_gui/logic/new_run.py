@@ -44,7 +44,7 @@ HELP = {
     "sample_max_new_tokens": "The longest sample reply, in tokens.",
     "device": "Where to train: auto picks the GPU when there is one that works.",
     "precision": "Number format for training: auto picks the best one for the device.",
-    "packing": "Put several short examples into one sequence to train faster. Leave off unless examples are very short.",
+    "packing": "Put examples end to end instead of padding them to the same length: faster, same result (each example still sees only itself). Leave on.",
     "seed": "The random seed for the held-out split and training; the same seed gives the same run.",
 }
 
