@@ -10,7 +10,8 @@ projections, reply-only loss, on the same generated chats (400 chats of 20-400
 tokens, fixed seed), with:
 
   hf   transformers' Trainer + peft, a reply-only collator padding to the longest (the baseline)
-  trl  TRL's SFTTrainer, assistant-only loss, padding-free batches (skipped if TRL is not installed)
+  trl  TRL's SFTTrainer, reply-only loss (as its completion mask), padding-free batches (skipped if
+       TRL is not installed)
   df   DragonFarm's engine (packing, logits only at trained positions), as `dragonfarm train`
        runs it: including its measurement before training (held-out loss on 20 chats, 3 sample replies)
 
@@ -118,11 +119,13 @@ def _hf_like(args: argparse.Namespace, kind: str) -> dict:
         from datasets import Dataset
         from trl import SFTConfig, SFTTrainer
 
-        data = Dataset.from_list([{"input_ids": r["input_ids"], "assistant_masks": [int(x != -100) for x in r["labels"]]}
+        # Pre-tokenised, so the reply mask travels as TRL's completion mask (assistant_only_loss needs raw
+        # messages and a template with generation markers, which SmolLM2's lacks): the same reply-only loss.
+        data = Dataset.from_list([{"input_ids": r["input_ids"], "completion_mask": [int(x != -100) for x in r["labels"]]}
                                   for r in rows])
 
         trainer = SFTTrainer(model=model, train_dataset=data, callbacks=[Clock()],
-                             args=SFTConfig(**common, assistant_only_loss=True, padding_free=True,
+                             args=SFTConfig(**common, completion_only_loss=True, padding_free=True,
                                             max_length=args.max_length, dataset_num_proc=None))
         collator = trainer.data_collator
 

@@ -30,6 +30,12 @@ def test_apple_silicon_mps():
     assert r["fix"] is None
 
 
+def test_apple_gpu_bf16_where_pytorch_supports_it():
+    r = decide(Facts(system="Darwin", machine="arm64", torch_version="2.13.0", mps_built=True, mps_available=True,
+                     mps_bf16=True, cpu_name="Apple M3"))
+    assert (r["device"], r["precision"]) == ("mps", "bf16")
+
+
 def test_plain_cpu_no_nvidia_has_no_fix():
     r = decide(facts(system="Linux", torch_version="2.8.0+cpu", torch_cuda=None, cpu_bf16=True))
     assert (r["device"], r["precision"], r["cpu_fallback_reason"], r["fix"]) == ("cpu", "bf16", None, None)

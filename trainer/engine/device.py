@@ -43,6 +43,7 @@ class Facts:
     gpu_capability: tuple[int, int] | None = None
     mps_built: bool = False
     mps_available: bool = False
+    mps_bf16: bool = False                 # macOS 14+: PyTorch runs bf16 on the Apple GPU
     nvidia_smi_found: bool = False
     nvidia_driver: str | None = None
     nvidia_gpu_name: str | None = None
@@ -96,7 +97,8 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
         out["summary"] = f"Training will use the NVIDIA GPU ({out['device_name']}{mem}) in {out['precision']}."
         return out
     if want in ("auto", "mps") and facts.mps_available:
-        out.update(device="mps", device_name=f"Apple GPU ({facts.cpu_name or facts.machine})", precision="fp32")
+        out.update(device="mps", device_name=f"Apple GPU ({facts.cpu_name or facts.machine})",
+                   precision="bf16" if facts.mps_bf16 else "fp32")
         out["summary"] = "Training will use the Apple GPU (Metal)."
         return out
     out["precision"] = "bf16" if facts.cpu_bf16 else "fp32"
@@ -221,6 +223,13 @@ def probe_torch(facts: Facts) -> None:
     mps = getattr(torch.backends, "mps", None)
     facts.mps_built = bool(mps and mps.is_built())
     facts.mps_available = bool(mps and mps.is_available())
+    try:
+        facts.mps_bf16 = facts.mps_available and bool(mps.is_macos_or_newer(14, 0))
+        # torch's own CPU feature check also works where /proc/cpuinfo does not (Windows, macOS)
+        cpu = torch.cpu
+        facts.cpu_bf16 = facts.cpu_bf16 or bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
+    except Exception:  # noqa: BLE001 - private helpers that may move: keep what /proc/cpuinfo said
+        pass
 
 
 def gather_facts() -> Facts:

@@ -12,7 +12,7 @@ from trainer.engine.encode import IGNORE
 def autocast(device: str, precision: str) -> Any:
     import torch
 
-    if precision == "bf16" and device in ("cpu", "cuda"):
+    if precision == "bf16" and device in ("cpu", "cuda", "mps"):
         return torch.autocast(device_type=device, dtype=torch.bfloat16)
     if precision == "fp16" and device == "cuda":
         return torch.autocast(device_type="cuda", dtype=torch.float16)
