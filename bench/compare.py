@@ -125,8 +125,8 @@ def _hf_like(args: argparse.Namespace, kind: str) -> dict:
                                   for r in rows])
 
         trainer = SFTTrainer(model=model, train_dataset=data, callbacks=[Clock()],
-                             args=SFTConfig(**common, completion_only_loss=True, padding_free=True,
-                                            max_length=args.max_length, dataset_num_proc=None))
+                             args=SFTConfig(**common, completion_only_loss=True, padding_free=True, max_length=None,
+                                            dataset_num_proc=None))
         collator = trainer.data_collator
 
         def counting(batch: list[dict]) -> dict:
