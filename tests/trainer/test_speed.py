@@ -242,3 +242,15 @@ def test_resumed_run_does_not_measure_the_base_model_again(make_run, monkeypatch
     monkeypatch.setattr(loop.Trainer, "_before_training", lambda self: calls.append(1))
     assert loop.train(run_dir, resume=True, verbose=False) == "done"
     assert calls == [] and Run(run_dir).eval()["before"] == before
+
+
+def test_sample_replies_in_one_batch_equal_one_by_one(tiny_model_dir):
+    from trainer.engine.evaluation import generate_replies, generate_reply
+
+    model, tok = _model(tiny_model_dir)
+    prompts = [[{"role": "user", "content": "Hi"}],
+               [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2 plus 3? Say it."}]]
+    side = tok.padding_side
+    batched = generate_replies(model, tok, prompts, "cpu", max_new_tokens=6)
+    assert tok.padding_side == side  # restored
+    assert batched == [generate_reply(model, tok, p, "cpu", max_new_tokens=6) for p in prompts]
