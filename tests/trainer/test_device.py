@@ -88,3 +88,11 @@ def test_gather_facts_runs_here():
 
     r = check()
     assert r["device"] in ("cpu", "cuda", "mps") and r["summary"]
+
+
+def test_check_says_how_many_gpus_a_run_uses():
+    one = decide(facts(cuda_available=True, gpu_name="RTX 4090", gpu_capability=(8, 9), gpu_count=1))
+    assert (one["gpus"], one["gpus_found"]) == (1, 1) and "GPUs found" not in one["summary"]
+    four = decide(facts(cuda_available=True, gpu_name="A100", gpu_capability=(8, 0), gpu_count=4))
+    assert (four["gpus"], four["gpus_found"]) == (1, 4) and "4 GPUs found; a run trains on one" in four["summary"]
+    assert decide(facts(gpu_count=0))["gpus"] == 0
