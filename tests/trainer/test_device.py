@@ -30,6 +30,12 @@ def test_apple_silicon_mps():
     assert r["fix"] is None
 
 
+def test_apple_gpu_bf16_where_pytorch_supports_it():
+    r = decide(Facts(system="Darwin", machine="arm64", torch_version="2.13.0", mps_built=True, mps_available=True,
+                     mps_bf16=True, cpu_name="Apple M3"))
+    assert (r["device"], r["precision"]) == ("mps", "bf16")
+
+
 def test_plain_cpu_no_nvidia_has_no_fix():
     r = decide(facts(system="Linux", torch_version="2.8.0+cpu", torch_cuda=None, cpu_bf16=True))
     assert (r["device"], r["precision"], r["cpu_fallback_reason"], r["fix"]) == ("cpu", "bf16", None, None)
@@ -82,3 +88,11 @@ def test_gather_facts_runs_here():
 
     r = check()
     assert r["device"] in ("cpu", "cuda", "mps") and r["summary"]
+
+
+def test_check_says_how_many_gpus_a_run_uses():
+    one = decide(facts(cuda_available=True, gpu_name="RTX 4090", gpu_capability=(8, 9), gpu_count=1))
+    assert (one["gpus"], one["gpus_found"]) == (1, 1) and "GPUs found" not in one["summary"]
+    four = decide(facts(cuda_available=True, gpu_name="A100", gpu_capability=(8, 0), gpu_count=4))
+    assert (four["gpus"], four["gpus_found"]) == (1, 4) and "4 GPUs found; a run trains on one" in four["summary"]
+    assert decide(facts(gpu_count=0))["gpus"] == 0

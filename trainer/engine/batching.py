@@ -1,5 +1,7 @@
 """Batches for training and evaluation: the one place that decides how
-examples become tensors (so sequence packing can replace it later).
+examples become tensors. `Batches` pads length-grouped examples side by side;
+`trainer.engine.packing.PackedBatches` (the default) packs them end to end.
+`make_batches` picks one.
 
 Batches are length-grouped to waste little on padding, yet shuffled, and the
 order of each epoch depends only on (seed, epoch): a resumed run finds its
@@ -57,5 +59,17 @@ class Batches:
             ids[n, : len(r.input_ids)] = torch.tensor(r.input_ids)
             labels[n, : len(r.labels)] = torch.tensor(r.labels)
             mask[n, : len(r.input_ids)] = 1
-        return {"input_ids": ids.to(device), "labels": labels.to(device), "attention_mask": mask.to(device),
+        targets = torch.full_like(labels, IGNORE)
+        targets[:, :-1] = labels[:, 1:]  # position t is scored on token t + 1
+        return {"input_ids": ids.to(device), "labels": labels.to(device), "targets": targets.to(device),
+                "attention_mask": mask.to(device), "position_ids": None, "segments": None,
                 "tokens": int(mask.sum())}
+
+
+def make_batches(examples: list[Example], batch_size: int, pad_id: int, seed: int, packed: bool) -> Any:
+    """Packed batches (about batch_size examples' worth of tokens each) or padded ones."""
+    if packed:
+        from trainer.engine.packing import PackedBatches
+
+        return PackedBatches(examples, batch_size, pad_id, seed)
+    return Batches(examples, batch_size, pad_id, seed)

@@ -43,8 +43,10 @@ class Facts:
     gpu_name: str | None = None
     gpu_memory_gb: float | None = None
     gpu_capability: tuple[int, int] | None = None
+    gpu_count: int = 0                     # CUDA devices torch sees
     mps_built: bool = False
     mps_available: bool = False
+    mps_bf16: bool = False                 # macOS 14+: PyTorch runs bf16 on the Apple GPU
     nvidia_smi_found: bool = False
     nvidia_driver: str | None = None
     nvidia_gpu_name: str | None = None
@@ -84,6 +86,7 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
         "gpu_name": facts.gpu_name or facts.nvidia_gpu_name, "gpu_memory_gb": facts.gpu_memory_gb or facts.nvidia_gpu_memory_gb,
         "system_memory_gb": facts.system_memory_gb, "nvidia_gpu_present": nvidia_present,
         "nvidia_driver": facts.nvidia_driver, "cpu_fallback_reason": None, "reason": None, "fix": None,
+        "gpus": 0, "gpus_found": facts.gpu_count,
     }
     if facts.torch_version is None:
         out.update(cpu_fallback_reason="no_torch", reason="PyTorch is not installed in the training environment.",
@@ -97,9 +100,13 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
                    precision="bf16" if cap >= BF16_MIN_CAPABILITY else "fp16")
         mem = f", {facts.gpu_memory_gb:.0f} GB" if facts.gpu_memory_gb else ""
         out["summary"] = f"Training will use the NVIDIA GPU ({out['device_name']}{mem}) in {out['precision']}."
+        out["gpus"] = 1
+        if facts.gpu_count > 1:
+            out["summary"] += f" {facts.gpu_count} GPUs found; a run trains on one of them."
         return out
     if want in ("auto", "mps") and facts.mps_available:
-        out.update(device="mps", device_name=f"Apple GPU ({facts.cpu_name or facts.machine})", precision="fp32")
+        out.update(device="mps", device_name=f"Apple GPU ({facts.cpu_name or facts.machine})",
+                   precision="bf16" if facts.mps_bf16 else "fp32")
         out["summary"] = "Training will use the Apple GPU (Metal)."
         return out
     out["precision"] = "bf16" if facts.cpu_bf16 else "fp32"
@@ -220,12 +227,20 @@ def probe_torch(facts: Facts) -> None:
             facts.gpu_name = props.name
             facts.gpu_memory_gb = round(props.total_memory / 2**30, 1)
             facts.gpu_capability = (props.major, props.minor)
+            facts.gpu_count = int(torch.cuda.device_count())
     except Exception as exc:  # noqa: BLE001
         facts.cuda_available = False
         facts.cuda_error = str(exc).splitlines()[0][:200]
     mps = getattr(torch.backends, "mps", None)
     facts.mps_built = bool(mps and mps.is_built())
     facts.mps_available = bool(mps and mps.is_available())
+    try:
+        facts.mps_bf16 = facts.mps_available and bool(mps.is_macos_or_newer(14, 0))
+        # torch's own CPU feature check also works where /proc/cpuinfo does not (Windows, macOS)
+        cpu = torch.cpu
+        facts.cpu_bf16 = facts.cpu_bf16 or bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
+    except Exception:  # noqa: BLE001 - private helpers that may move: keep what /proc/cpuinfo said
+        pass
 
 
 def gather_facts() -> Facts:

@@ -6,13 +6,12 @@ import math
 from typing import Any
 
 from trainer.engine.batching import Batches
-from trainer.engine.encode import IGNORE
 
 
 def autocast(device: str, precision: str) -> Any:
     import torch
 
-    if precision == "bf16" and device in ("cpu", "cuda"):
+    if precision == "bf16" and device in ("cpu", "cuda", "mps"):
         return torch.autocast(device_type=device, dtype=torch.bfloat16)
     if precision == "fp16" and device == "cuda":
         return torch.autocast(device_type="cuda", dtype=torch.float16)
@@ -20,14 +19,29 @@ def autocast(device: str, precision: str) -> Any:
 
 
 def summed_loss(model: Any, batch: dict[str, Any]) -> Any:
-    """Sum of next-token cross-entropy over the labelled positions (float32)."""
-    import torch.nn.functional as F
+    """Sum of next-token cross-entropy over the trained positions (float32).
 
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False).logits
-    logits = logits[:, :-1, :].float()
-    labels = batch["labels"][:, 1:]
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1),
-                           ignore_index=IGNORE, reduction="sum")
+    Logits only where there is loss (trainer.engine.head), the model's full
+    path where that does not apply; a packed row runs with per-example attention.
+    """
+    from trainer.engine.attention import segments
+    from trainer.engine.head import fast_loss_sum, full_loss_sum
+
+    with segments(batch["segments"]) if batch.get("segments") else contextlib.nullcontext():
+        loss = fast_loss_sum(model, batch)
+        return full_loss_sum(model, batch) if loss is None else loss
+
+
+def check_fast_loss(model: Any, batch: dict[str, Any]) -> bool:
+    """Once, before training: does the gathered-logits loss equal the model's own? (else use the full path)"""
+    from trainer.engine.attention import segments
+    from trainer.engine.head import verify
+
+    def run(fn: Any) -> Any:
+        with segments(batch["segments"]) if batch.get("segments") else contextlib.nullcontext():
+            return fn(model, batch)
+
+    return verify(model, batch, run)
 
 
 def eval_loss(model: Any, batches: Batches, device: str, precision: str) -> float | None:
@@ -83,6 +97,32 @@ def generate_reply(model: Any, tokenizer: Any, messages: list[dict[str, str]], d
     if was_training:
         model.train()
     return tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+
+
+def generate_replies(model: Any, tokenizer: Any, prompts: list[list[dict[str, str]]], device: str,
+                     max_new_tokens: int = 128, repetition_penalty: float = 1.0) -> list[str]:
+    """Greedy replies to several prompts in one left-padded batch (the samples before and after training)."""
+    import torch
+
+    if not prompts:
+        return []
+    texts = [tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m in prompts]
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        enc = tokenizer(texts, add_special_tokens=False, return_tensors="pt", padding=True).to(device)
+    finally:
+        tokenizer.padding_side = side
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
+                             eos_token_id=tokenizer.eos_token_id, repetition_penalty=repetition_penalty,
+                             do_sample=False, temperature=None, top_p=None, top_k=None)
+    if was_training:
+        model.train()
+    width = enc["input_ids"].shape[1]
+    return [tokenizer.decode(row[width:], skip_special_tokens=True).strip() for row in out]
 
 
 def sample_prompts(chats: list[list[dict[str, str]]], count: int) -> list[dict[str, Any]]:

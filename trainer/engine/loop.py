@@ -10,14 +10,13 @@ from pathlib import Path
 
 from trainer.run import status as st
 from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
-from trainer.engine.batching import Batches
 from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
 from trainer.run.config import TrainConfig, default_eval_every
 from trainer.engine.prepare import keep_what_was_there, prepare
-from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
+from trainer.engine.evaluation import autocast, eval_loss, generate_replies, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
 
@@ -90,9 +89,6 @@ class Trainer:
         folder, ckpt, self.tokenizer, self.eval_chats = ready.folder, ready.checkpoint, ready.tokenizer, ready.eval_chats
         train_examples, train_stats, eval_examples, eval_stats = (ready.train_examples, ready.train_stats,
                                                                   ready.eval_examples, ready.eval_stats)
-        pad = self.tokenizer.pad_token_id
-        self.train_batches = Batches(train_examples, cfg.batch_size, pad, cfg.seed)
-        self.eval_batches = Batches(eval_examples, cfg.batch_size, pad, cfg.seed)
         self.status.update(examples={"train": len(train_examples), "eval": len(eval_examples),
                                      "truncated": train_stats.truncated + (eval_stats.truncated if eval_stats else 0),
                                      "skipped": train_stats.skipped + (eval_stats.skipped if eval_stats else 0)})
@@ -106,6 +102,12 @@ class Trainer:
                           target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
         with peft_quietly():
             self.model = get_peft_model(base, lora)
+        from trainer.engine.speedup import prepare_speed
+
+        # Packing, gathered logits and the precision, each proven on this model and device.
+        self.train_batches, self.eval_batches, self.precision = prepare_speed(
+            self.model, cfg, train_examples, eval_examples, self.tokenizer.pad_token_id, self.device, self.precision,
+            self.session)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
@@ -147,25 +149,25 @@ class Trainer:
         os.replace(tmp, st_path)
 
     def _before_training(self) -> None:
-        self.session.message("Measuring the base model on held-out examples")
+        self.session.message("Measuring the model before training")
         before = eval_loss(self.model, self.eval_batches, self.device, self.precision)
         st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
         if before is not None:
             self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
         samples = sample_prompts(self.eval_chats, self.cfg.num_samples)
         if samples:
-            self.session.message("Asking the base model a few held-out questions")
+            self.session.message("Writing the base model's sample replies")
+            self.session.check_cancel()
             with self.model.disable_adapter():
-                for s in samples:
-                    self.session.check_cancel()
-                    s["base"] = self._reply(s["messages"])
+                for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
+                    s["base"] = reply
         st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
 
-    def _reply(self, messages: list[dict[str, str]]) -> str:
+    def _replies(self, prompts: list[list[dict[str, str]]]) -> list[str]:
         with autocast(self.device, self.precision):
             # A light repetition penalty: small models trained briefly tend to loop under greedy decoding.
-            return generate_reply(self.model, self.tokenizer, messages, self.device, self.cfg.sample_max_new_tokens,
-                                  repetition_penalty=1.15)
+            return generate_replies(self.model, self.tokenizer, prompts, self.device, self.cfg.sample_max_new_tokens,
+                                    repetition_penalty=1.15)
 
     # ----- the loop ------------------------------------------------------
     def _loop(self, start: int) -> str:
@@ -262,9 +264,9 @@ class Trainer:
         data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
         samples = data.get("samples") or []
         if samples:
-            self.session.message("Asking the fine-tuned model the same questions")
-            for s in samples:
-                s["finetuned"] = self._reply(s["messages"])
+            self.session.message("Writing the fine-tuned model's sample replies")
+            for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
+                s["finetuned"] = reply
             st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
         before = (ev.get("before") or {}).get("loss")
         tail = losses[-max(1, len(losses) // 10):] if losses else []

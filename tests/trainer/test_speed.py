@@ -1,0 +1,256 @@
+"""Training speed paths: packing, logits only at trained positions, the precision check.
+
+Each fast path must give the loss (and gradients) of the plain one.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dfhelpers import example_chats
+from trainer.engine.encode import IGNORE, encode_chat
+from trainer.engine.batching import Batches
+from trainer.engine.packing import PackedBatches, deal
+
+
+def _examples(tokenizer, n: int = 12, max_length: int = 256):
+    return [encode_chat(tokenizer, c["messages"], max_length)[0] for c in example_chats(n)]
+
+
+def _model(folder):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, attn_implementation="sdpa")
+    return model, AutoTokenizer.from_pretrained(str(folder))
+
+
+def _lora(model):
+    from peft import LoraConfig, get_peft_model
+
+    model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, task_type="CAUSAL_LM",
+                                             target_modules=["q_proj", "v_proj", "down_proj"]))
+    for name, p in model.named_parameters():  # non-zero B so every LoRA weight has a gradient
+        if "lora_B" in name:
+            p.data.normal_(0, 0.02)
+    return model
+
+
+def _loss_and_grads(model, batch, fn):
+    for p in model.parameters():
+        p.grad = None
+    loss = fn(model, batch)
+    loss.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    return float(loss.detach()), grads
+
+
+def _assert_same(a, b, rel=1e-4):
+    (la, ga), (lb, gb) = a, b
+    assert abs(la - lb) / abs(lb) < rel, (la, lb)
+    assert ga.keys() == gb.keys() and ga
+    for name in ga:
+        scale = float(gb[name].abs().max()) or 1.0
+        assert float((ga[name] - gb[name]).abs().max()) / scale < 1e-3, name
+
+
+def _compare_packed_to_padded(folder, n: int = 12):
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import summed_loss
+    from trainer.engine.head import full_loss_sum
+
+    model, tok = _model(folder)
+    model = _lora(model)
+    model.eval()  # no dropout
+    examples = _examples(tok, n)
+    indices = list(range(n))
+    padded = Batches(examples, 4, tok.pad_token_id, 0).collate(indices, "cpu")
+    reference = _loss_and_grads(model, padded, full_loss_sum)       # the model's own path, padded
+    gathered = _loss_and_grads(model, padded, summed_loss)          # logits only where trained, padded
+    assert use_packed_attention(model)
+    packed = _loss_and_grads(model, PackedBatches(examples, 4, tok.pad_token_id, 0).collate(indices, "cpu"),
+                             summed_loss)
+    _assert_same(gathered, reference)
+    _assert_same(packed, reference)
+
+
+def test_packed_gathered_loss_equals_padded_full_loss(tiny_model_dir):
+    _compare_packed_to_padded(tiny_model_dir)
+
+
+@pytest.mark.slow
+def test_packed_gathered_loss_equals_padded_full_loss_smollm2(smollm2_dir):
+    _compare_packed_to_padded(smollm2_dir, n=8)
+
+
+def test_attention_stays_inside_each_example(tiny_model_dir):
+    """Changing the second example of a row leaves the first example's loss untouched."""
+    import torch
+
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import summed_loss
+
+    model, tok = _model(tiny_model_dir)
+    assert use_packed_attention(model)
+    examples = _examples(tok, 3)
+    other = _examples(tok, 8)[7]
+    assert other.input_ids != examples[1].input_ids
+
+    def first_loss(row):
+        batch = PackedBatches(row, 4, tok.pad_token_id, 0).collate([0, 1], "cpu")
+        n = len(row[0].input_ids)
+        batch["targets"][0, n:] = IGNORE  # score the first example only
+        with torch.no_grad():
+            return float(summed_loss(model, batch))
+
+    assert first_loss([examples[0], examples[1]]) == pytest.approx(first_loss([examples[0], other]), rel=1e-6)
+    # the test can fail: one causal pass over the whole row lets the second example see the first
+    def second_loss(row, whole_row=False):
+        batch = PackedBatches(row, 4, tok.pad_token_id, 0).collate([0, 1], "cpu")
+        batch["targets"][0, : len(row[0].input_ids)] = IGNORE
+        if whole_row:
+            batch["segments"] = [sum(batch["segments"])]
+        with torch.no_grad():
+            return float(summed_loss(model, batch))
+
+    alone = PackedBatches([examples[1]], 4, tok.pad_token_id, 0).collate([0], "cpu")
+    with torch.no_grad():
+        expected = float(summed_loss(model, alone))
+    assert second_loss([examples[0], examples[1]]) == pytest.approx(expected, rel=1e-5)
+    assert second_loss([other, examples[1]]) == pytest.approx(expected, rel=1e-5)
+    assert second_loss([other, examples[1]], whole_row=True) != pytest.approx(expected, rel=1e-5)
+
+
+def test_chunked_head_equals_one_chunk(tiny_model_dir, monkeypatch):
+    from trainer.engine import head
+    from trainer.engine.evaluation import summed_loss
+
+    model, tok = _model(tiny_model_dir)
+    model = _lora(model)
+    model.eval()
+    batch = Batches(_examples(tok, 6), 6, tok.pad_token_id, 0).collate(list(range(6)), "cpu")
+    whole = _loss_and_grads(model, batch, summed_loss)
+    monkeypatch.setattr(head, "chunk_rows", lambda vocab: 7)
+    _assert_same(_loss_and_grads(model, batch, summed_loss), whole)
+
+
+def test_fast_head_falls_back_when_it_disagrees(tiny_model_dir, monkeypatch):
+    import torch
+
+    from trainer.engine import head
+    from trainer.engine.evaluation import check_fast_loss, summed_loss
+
+    model, tok = _model(tiny_model_dir)
+    batch = Batches(_examples(tok, 2), 2, tok.pad_token_id, 0).collate([0, 1], "cpu")
+    assert check_fast_loss(model, batch)
+    real = head.head_loss_sum
+    monkeypatch.setattr(head, "head_loss_sum", lambda h, hd, t: real(h, hd, t) * 1.5)  # a model with a scaled head
+    assert not check_fast_loss(model, batch)
+    with torch.no_grad():
+        assert float(summed_loss(model, batch)) == pytest.approx(float(head.full_loss_sum(model, batch)), rel=1e-6)
+
+
+def test_packed_epochs_depend_only_on_seed_and_epoch():
+    from trainer.engine.encode import Example
+
+    examples = [Example([1] * n, [1] * n) for n in [5, 80, 33, 7, 120, 64, 9, 40, 41, 3, 99]]
+    a, b = PackedBatches(examples, 3, 0, 7), PackedBatches(examples, 3, 0, 7)
+    assert len(a) == math.ceil(len(examples) / 3)
+    for epoch in range(3):
+        rows = a.epoch_order(epoch)
+        assert rows == b.epoch_order(epoch)
+        assert len(rows) == len(a)
+        assert sorted(i for r in rows for i in r) == list(range(len(examples)))
+    assert a.epoch_order(0) != a.epoch_order(1)
+    assert sorted(i for r in a.in_order() for i in r) == list(range(len(examples)))
+
+
+def test_deal_balances_rows():
+    lengths = [100, 90, 80, 10, 10, 10, 10, 10]
+    rows = deal(sorted(range(8), key=lambda i: -lengths[i]), lengths, 3)
+    loads = sorted(sum(lengths[i] for i in r) for r in rows)
+    assert loads[-1] - loads[0] <= max(lengths)
+
+
+def test_packed_collate_restarts_positions_and_shifts_inside_examples():
+    from trainer.engine.encode import Example
+
+    examples = [Example([11, 12, 13], [IGNORE, 12, 13]), Example([21, 22], [IGNORE, 22])]
+    batch = PackedBatches(examples, 2, 0, 0).collate([0, 1], "cpu")
+    assert batch["input_ids"].tolist() == [[11, 12, 13, 21, 22]]
+    assert batch["position_ids"].tolist() == [[0, 1, 2, 0, 1]]
+    assert batch["targets"].tolist() == [[12, 13, IGNORE, 22, IGNORE]]
+    assert batch["segments"] == [3, 2] and batch["attention_mask"] is None
+
+
+# ----- precision -----------------------------------------------------------
+def test_precision_kept_when_it_agrees():
+    from trainer.engine.precision import settle
+
+    assert settle("bf16", lambda p: (2.0, 1.0) if p == "fp32" else (2.01, 1.02)) == ("bf16", None)
+
+
+def test_precision_falls_back_when_fake_device_disagrees():
+    from trainer.engine.precision import settle
+
+    chosen, why = settle("bf16", lambda p: (2.0, 1.0) if p == "fp32" else (7.5, 1.0))
+    assert chosen == "fp32" and "bfloat16 disagreed" in why
+    chosen, why = settle("fp16", lambda p: (2.0, 1.0) if p == "fp32" else (float("nan"), 1.0))
+    assert chosen == "fp32" and "float16" in why
+
+
+def test_precision_falls_back_when_it_fails():
+    from trainer.engine.precision import settle
+
+    def measure(p):
+        if p != "fp32":
+            raise RuntimeError("no kernel for this dtype")
+        return 2.0, 1.0
+
+    chosen, why = settle("bf16", measure)
+    assert chosen == "fp32" and "no kernel" in why
+
+
+def test_run_falls_back_to_fp32_and_says_so(make_run, monkeypatch):
+    from trainer.engine import precision
+    from trainer.engine.loop import train
+    from trainer.run.reader import Run
+
+    real = precision.model_measure
+
+    def fake(model, batch, device, loss_fn):
+        measure = real(model, batch, device, loss_fn)
+        return lambda p: measure(p) if p == "fp32" else (123.0, 1.0)  # a device whose bf16 is broken
+
+    monkeypatch.setattr(precision, "model_measure", fake)
+    run_dir = make_run("prec", precision="bf16", max_steps=2, num_samples=0)
+    assert train(run_dir, verbose=False) == "done"
+    status = Run(run_dir).status()
+    assert status["precision"] == "fp32" and "disagreed" in status["precision_note"]
+    assert "disagreed" in (run_dir / "logs" / "trainer.log").read_text()
+
+
+def test_resumed_run_does_not_measure_the_base_model_again(make_run, monkeypatch):
+    from trainer.engine import loop
+    from trainer.run.reader import Run
+
+    run_dir = make_run("resume", max_steps=4, save_every=2, eval_every=2)
+    assert loop.train(run_dir, verbose=False) == "done"
+    before = Run(run_dir).eval()["before"]
+    calls = []
+    monkeypatch.setattr(loop.Trainer, "_before_training", lambda self: calls.append(1))
+    assert loop.train(run_dir, resume=True, verbose=False) == "done"
+    assert calls == [] and Run(run_dir).eval()["before"] == before
+
+
+def test_sample_replies_in_one_batch_equal_one_by_one(tiny_model_dir):
+    from trainer.engine.evaluation import generate_replies, generate_reply
+
+    model, tok = _model(tiny_model_dir)
+    prompts = [[{"role": "user", "content": "Hi"}],
+               [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2 plus 3? Say it."}]]
+    side = tok.padding_side
+    batched = generate_replies(model, tok, prompts, "cpu", max_new_tokens=6)
+    assert tok.padding_side == side  # restored
+    assert batched == [generate_reply(model, tok, p, "cpu", max_new_tokens=6) for p in prompts]

@@ -1,0 +1,100 @@
+"""Per-sequence attention for packed rows.
+
+A packed row holds several examples back to back. Attention must never look
+from one example into another, so while a packed forward runs (inside
+`segments(lengths)`) our attention function runs the model's own scaled-dot-
+product attention once per example, each causal on its own slice: no dense
+block mask over the row, and less work than one causal pass over the whole
+row. Outside `segments(...)` (generation, unpacked batches) it is exactly
+transformers' "sdpa".
+
+It is registered in transformers' attention-function registry under NAME
+(`AttentionInterface.register`) and chosen with `use_packed_attention(model)`.
+A mask function is registered under the same name so that the model builds no
+[row x row] mask while packed.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Any, Iterator
+
+NAME = "dragonfarm_packed"
+_SEGMENTS: contextvars.ContextVar[tuple[int, ...] | None] = contextvars.ContextVar("df_segments", default=None)
+_registered = False
+
+
+@contextlib.contextmanager
+def segments(lengths: list[int] | tuple[int, ...]) -> Iterator[None]:
+    """Within this block, a forward pass on a one-row batch treats the row as these examples."""
+    token = _SEGMENTS.set(tuple(int(n) for n in lengths))
+    try:
+        yield
+    finally:
+        _SEGMENTS.reset(token)
+
+
+def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, dropout: float = 0.0,
+               scaling: float | None = None, **kwargs: Any) -> tuple[Any, None]:
+    import torch
+    from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
+
+    lengths = _SEGMENTS.get()
+    if lengths is None or query.shape[0] != 1 or query.shape[2] != key.shape[2] or query.shape[2] != sum(lengths):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups > 1:  # repeat once for the row, not once per segment
+        key, value = repeat_kv(key, groups), repeat_kv(value, groups)
+    outputs, start = [], 0
+    for n in lengths:
+        end = start + n
+        outputs.append(torch.nn.functional.scaled_dot_product_attention(
+            query[:, :, start:end], key[:, :, start:end], value[:, :, start:end],
+            dropout_p=dropout, scale=scaling, is_causal=n > 1))
+        start = end
+    out = outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=2)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def _mask(*args: Any, **kwargs: Any) -> Any:
+    if _SEGMENTS.get() is not None:
+        return None
+    from transformers.masking_utils import sdpa_mask
+
+    return sdpa_mask(*args, **kwargs)
+
+
+def register() -> None:
+    global _registered
+    if _registered:
+        return
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register(NAME, _attention)
+    AttentionMaskInterface.register(NAME, _mask)
+    _registered = True
+
+
+def use_packed_attention(model: Any) -> bool:
+    """Switch a model (or peft wrapper) to per-sequence attention; False when it cannot.
+
+    Only models that run "sdpa" today are switched: their attention is plain
+    causal softmax attention, which is what the per-segment path computes.
+    Sliding-window and soft-capped attention stay unpacked.
+    """
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = getattr(base, "config", None)
+    if config is None or getattr(config, "_attn_implementation", None) not in ("sdpa", NAME):
+        return False
+    if getattr(config, "sliding_window", None) or getattr(config, "attn_logit_softcapping", None):
+        return False
+    if getattr(config, "layer_types", None) and any(t != "full_attention" for t in config.layer_types):
+        return False
+    register()
+    try:
+        base.set_attn_implementation(NAME)
+    except (ValueError, KeyError, AttributeError, TypeError):
+        return False
+    return getattr(base.config, "_attn_implementation", None) == NAME

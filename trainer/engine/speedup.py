@@ -1,0 +1,51 @@
+"""Before the first step: choose the fast paths and prove them on this model and device.
+
+1. Packing (trainer.engine.packing) when the run's `packing` setting is on and
+   the model's attention can run per example (trainer.engine.attention).
+2. Logits only at trained positions (trainer.engine.head), kept only if it
+   gives the model's own loss on a real batch.
+3. The precision (trainer.engine.precision): one forward and backward pass in
+   the chosen precision and in float32; float32 if they disagree.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from trainer.engine.batching import make_batches
+
+log = logging.getLogger("dragonfarm.engine")
+
+
+def probe_batch(batches: Any, device: str, examples: int = 2) -> dict[str, Any]:
+    """A small real batch: the shortest few training examples."""
+    shortest = sorted(range(len(batches.examples)), key=lambda i: len(batches.examples[i].input_ids))[:examples]
+    return batches.collate(shortest, device)
+
+
+def prepare_speed(model: Any, cfg: Any, train_examples: list, eval_examples: list, pad_id: int, device: str,
+                  precision: str, session: Any) -> tuple[Any, Any, str]:
+    """(training batches, held-out batches, precision to train in)."""
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import check_fast_loss, summed_loss
+    from trainer.engine.precision import model_measure, settle
+
+    packed = bool(cfg.packing) and use_packed_attention(model)
+    if cfg.packing and not packed:
+        log.info("This model's attention cannot run per example; training without packing")
+    train = make_batches(train_examples, cfg.batch_size, pad_id, cfg.seed, packed)
+    held_out = make_batches(eval_examples, cfg.batch_size, pad_id, cfg.seed, packed)
+    session.message("Checking the fastest way to train on this device")
+    batch = probe_batch(train, device)
+    fast = check_fast_loss(model, batch)
+    log.info("Batches: %s; logits %s", f"packed, about {train.token_budget} tokens a row" if packed else "padded",
+             "only at trained positions" if fast else "at every position (this model's head is not plain)")
+    was_training = model.training
+    model.eval()  # no dropout: both passes must see the same network
+    chosen, why = settle(precision, model_measure(model, batch, device, summed_loss))
+    model.train(was_training)
+    if why:
+        log.warning(why)
+        session.status.update(precision=chosen, precision_note=why)
+        session.message(why)
+    return train, held_out, chosen
