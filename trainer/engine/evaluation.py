@@ -5,7 +5,10 @@ import contextlib
 import math
 from typing import Any
 
+from trainer.run.decoding import Decoding
+
 from trainer.engine.batching import Batches
+from trainer.engine.decoding import generate_kwargs
 from trainer.engine.encode import IGNORE
 
 
@@ -63,19 +66,14 @@ def prompt_of(chat: list[dict[str, str]]) -> tuple[list[dict[str, str]], str] | 
 
 
 def generate_reply(model: Any, tokenizer: Any, messages: list[dict[str, str]], device: str,
-                   max_new_tokens: int = 128, temperature: float = 0.0, streamer: Any = None,
-                   repetition_penalty: float = 1.0) -> str:
+                   decoding: Decoding | None = None, streamer: Any = None) -> str:
+    """One reply, decoded the shared way (trainer.run.decoding)."""
     import torch
 
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     enc = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(device)
-    kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": tokenizer.pad_token_id,
-                              "eos_token_id": tokenizer.eos_token_id, "streamer": streamer,
-                              "repetition_penalty": repetition_penalty}
-    if temperature > 0:
-        kwargs.update(do_sample=True, temperature=temperature, top_p=0.95)
-    else:
-        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    kwargs = generate_kwargs(model, tokenizer, decoding)
+    kwargs["streamer"] = streamer
     was_training = model.training
     model.eval()
     with torch.no_grad():

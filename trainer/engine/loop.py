@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
+from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
 from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
 from trainer.engine.batching import Batches
 from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
@@ -157,8 +158,8 @@ class Trainer:
     def _reply(self, messages: list[dict[str, str]]) -> str:
         with autocast(self.device, self.precision):
             # A light repetition penalty: small models trained briefly tend to loop under greedy decoding.
-            return generate_reply(self.model, self.tokenizer, messages, self.device, self.cfg.sample_max_new_tokens,
-                                  repetition_penalty=1.15)
+            return generate_reply(self.model, self.tokenizer, messages, self.device,
+                                  DEFAULT_DECODING.with_changes(max_new_tokens=self.cfg.sample_max_new_tokens))
 
     # ----- the loop ------------------------------------------------------
     def _loop(self, start: int) -> str:
