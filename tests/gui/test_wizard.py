@@ -76,9 +76,9 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     assert ours.pop("created_at") and theirs.pop("created_at")
     assert ours == theirs
     assert ours["max_length"] == 512 and ours["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
-    for name in ("train.jsonl", "eval.jsonl"):
-        assert (made / "data" / name).read_bytes() == (cli / "data" / name).read_bytes(), name
-    assert len((made / "data" / "eval.jsonl").read_text().splitlines()) == 3
+    assert (made / "data" / "train.jsonl").read_bytes() == (cli / "data" / "train.jsonl").read_bytes()
+    # 12 examples: under 20, so both keep every example for training (trainer/dataimport/split.py)
+    assert not (made / "data" / "eval.jsonl").exists() and not (cli / "data" / "eval.jsonl").exists()
     ours, theirs = _read(made / "data" / "import.json"), _read(cli / "data" / "import.json")
     assert ours.pop("imported_at") and theirs.pop("imported_at")
     assert ours == theirs
@@ -94,7 +94,7 @@ def test_data_page_shows_shape_preview_problems_and_split(wizard):
     assert "Where is my order?" in page.preview.toPlainText()
     items = [page.problems.item(i).text() for i in range(page.problems.count())]
     assert len(items) == 1 and items[0].startswith("Skipped: ") and "14" in items[0]  # spreadsheet row 14
-    assert page.split_label.text() == "11 examples to train on, 1 held out to check learning."
+    assert page.split_label.text().startswith("All 12 examples train: with fewer than 20 examples each one matters")
 
 
 def test_data_page_blocks_with_reasons(wizard, tmp_path):

@@ -128,7 +128,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     record = json.loads((run / IMPORT_FILE).read_text(encoding="utf-8"))
     split, warned = record["split"], record["warnings_total"]
     print(f"Made the run folder: {run}")
-    print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
+    if args.eval_file or split["eval"] or not args.eval_fraction:
+        print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
+    else:
+        from trainer.dataimport import split_sentence
+
+        print("  " + split_sentence(split["train"], args.eval_fraction))
     if warned:
         print(f"  {warned:,} rows had problems and were skipped or flagged; "
               f"see `dragonfarm inspect {_quote(args.data)}`")

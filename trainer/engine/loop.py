@@ -82,6 +82,9 @@ class Trainer:
         eval_examples, eval_stats = (encode_file(self.tokenizer, eval_path, cfg.max_length, "held-out")
                                      if cfg.eval_file and eval_path.is_file() else ([], None))
         self.eval_chats = read_chats(eval_path) if eval_examples else []
+        # No held-out set (a small one keeps every example for training): the sample
+        # replies use training prompts instead, and samples.json says so.
+        self.sample_chats = self.eval_chats or read_chats(self.run_dir / cfg.train_file)
         pad = self.tokenizer.pad_token_id
         self.train_batches = Batches(train_examples, cfg.batch_size, pad, cfg.seed)
         self.eval_batches = Batches(eval_examples, cfg.batch_size, pad, cfg.seed)
@@ -146,14 +149,14 @@ class Trainer:
         st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
         if before is not None:
             self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
-        samples = sample_prompts(self.eval_chats, self.cfg.num_samples)
+        samples = sample_prompts(self.sample_chats, self.cfg.num_samples)
         if samples:
             self.session.message("Asking the base model a few held-out questions")
             with self.model.disable_adapter():
                 for s in samples:
                     self.session.check_cancel()
                     s["base"] = self._reply(s["messages"])
-        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples, "from_training": not self.eval_chats})
 
     def _reply(self, messages: list[dict[str, str]]) -> str:
         with autocast(self.device, self.precision):
@@ -262,7 +265,7 @@ class Trainer:
             self.session.message("Asking the fine-tuned model the same questions")
             for s in samples:
                 s["finetuned"] = self._reply(s["messages"])
-            st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+            st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples))
         before = (ev.get("before") or {}).get("loss")
         tail = losses[-max(1, len(losses) // 10):] if losses else []
         metrics = {"train_loss": sum(tail) / len(tail) if tail else None, "eval_loss_before": before,
