@@ -17,15 +17,6 @@ from trainer.run.settings import config_dir
 
 log = logging.getLogger("dragonfarm_gui")
 
-STYLE = """
-QMainWindow, QWizard { font-size: 10pt; }
-#primaryButton { padding: 8px 18px; font-weight: 600; }
-#errorBox { background: #fdecea; border: 1px solid #f5c2c0; border-radius: 6px; }
-#verdictBox { background: #f3f7fb; border: 1px solid #d6e2ee; border-radius: 6px; }
-QLabel#wizardReason { color: #c62828; }
-QTableView { gridline-color: #e6e6e6; }
-"""
-
 
 def log_path() -> Path:
     return config_dir() / "logs" / "app.log"
@@ -89,7 +80,9 @@ def make_app(argv: list[str] | None = None):
     app.setOrganizationName("DragonFarm")
     app.setApplicationDisplayName("DragonFarm")
     app.setWindowIcon(app_icon())
-    app.setStyleSheet(STYLE)
+    from .style import apply_style
+
+    apply_style(app)  # style/app.qss, in the light or dark colours the system palette asks for
     return app
 
 
@@ -114,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_self_test(app, window)
     QTimer.singleShot(0, window.start)
     log.info("DragonFarm started")
-    return app.exec()
+    code = app.exec()
+    from .process.child import reap_forgotten
+
+    reap_forgotten()  # the window is gone: a process told to quit gets its last moments here
+    return code
 
 
 def _report_first_paint(window, app) -> None:

@@ -1,8 +1,8 @@
-"""Make every icon size from the one source, resources/icons/dragonfarm.svg.
+"""Make every icon size from the one source, trainer/resources/icons/dragonfarm.svg.
 
     python packaging/make_icons.py
 
-Writes resources/icons/dragonfarm.png (256 px, the window icon),
+Writes trainer/resources/icons/dragonfarm.png (256 px, the window icon),
 dragonfarm-<N>.png, dragonfarm.ico (Windows: 16-256 px) and dragonfarm.icns
 (macOS: 16-1024 px). Uses Qt's SVG renderer offscreen, so it needs only
 PySide6; the .ico and .icns containers (PNG entries) are written here.
@@ -17,7 +17,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parents[1]
-ICONS = ROOT / "resources" / "icons"
+ICONS = ROOT / "trainer" / "resources" / "icons"
 SOURCE = ICONS / "dragonfarm.svg"
 PNG_SIZES = (16, 32, 48, 64, 128, 256, 512)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)

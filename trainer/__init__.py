@@ -6,6 +6,7 @@ what to do with a result, and the `dragonfarm` command line.
     engine/      encoding, batching, the training loop, evaluation, checkpoints
     results/     generate, chat server, merge, export
     cli/         `dragonfarm` sub-commands
+    resources/   the model preset table, icons, example data (package data)
 
 Dependencies flow one way: cli -> results -> engine -> run (import-linter checks it).
 """

@@ -26,12 +26,12 @@ def _bundle_dir() -> Path | None:
 
 
 def source_root() -> Path:
-    """The repository root when running from source (holds trainer/, resources/, packaging/)."""
+    """The repository root when running from source (holds trainer/, packaging/)."""
     return Path(__file__).resolve().parents[2]
 
 
 def trainer_sources_dir() -> Path:
-    """A folder holding `trainer/` and `resources/` to copy into the environment:
+    """A folder holding `trainer/` (with its resources/) to copy into the environment:
     `trainer_src/` inside the frozen bundle, else the source checkout."""
     if _bundle_dir() and (launch.bundled_trainer_dir() / "trainer").is_dir():
         return launch.bundled_trainer_dir()

@@ -26,6 +26,7 @@ FLAG = "--self-test"
 REPORT_ENV = "DRAGONFARM_SELFTEST_REPORT"
 SCREENSHOT_ENV = "DRAGONFARM_SELFTEST_SCREENSHOT"   # a .png path: a picture of the main window
 CHECK_TIMEOUT_S = 300
+STYLESHEET = Path(__file__).resolve().parents[1] / "style" / "app.qss"  # as dragonfarm_gui/style reads it
 
 
 def wants_self_test(argv: list[str]) -> bool:
@@ -77,8 +78,9 @@ def bundle_checks() -> list[tuple[str, bool, str]]:
         ("resources", (res / "presets.json").is_file(), str(res)),
         ("icon", (res / "icons" / "dragonfarm.png").is_file(), str(res / "icons" / "dragonfarm.png")),
         ("trainer sources", (sources / "trainer" / "__init__.py").is_file()
-         and (sources / "resources" / "presets.json").is_file(), str(sources)),
+         and (sources / "trainer" / "resources" / "presets.json").is_file(), str(sources)),
         ("trainer requirements", layout.requirements_file().is_file(), str(layout.requirements_file())),
+        ("stylesheet", STYLESHEET.is_file(), str(STYLESHEET)),
     ]
     if launch.is_frozen():
         uv = layout.find_uv({"PATH": ""})   # the bundled one, not one from PATH

@@ -123,7 +123,7 @@ def _copy_trainer(ctx: SetupContext) -> None:
     dest = ctx.layout.site_packages(ctx.layout.staging_dir)
     dest.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("trainer", "resources"):
+    for name in ("trainer",):   # its resources/ (presets, icons, examples) are inside
         source = ctx.sources / name
         if not source.is_dir():
             raise SetupError(f"DragonFarm's own files are incomplete ({name} is missing). Reinstall DragonFarm.")

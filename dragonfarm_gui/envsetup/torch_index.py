@@ -39,8 +39,11 @@ change - a test keeps the two equal):
     5.0 .. 7.4 (Maxwell, Pascal, Volta): cu126 if driver >= 561.17, else CPU;
     below 5.0 (Kepler and older): CPU, the GPU is too old;
     capability unknown (very old nvidia-smi): cu126 if driver >= 561.17.
-* macOS on Apple Silicon and Linux: the default index (PyPI) - it carries the
-  MPS build for Macs and the CUDA build for Linux, which also runs on CPU.
+* macOS on Apple Silicon, and Linux with an NVIDIA driver (or not on x86_64):
+  the default index (PyPI) - it carries the MPS build for Macs and the CUDA
+  build for Linux.
+* Linux x86_64 without an NVIDIA driver: the CPU index. PyPI's Linux build
+  bundles CUDA (gigabytes of libraries) that such a machine cannot use.
 * Intel Macs: PyTorch stopped building for them after 2.2, so none fits.
 * Anything else (Windows without NVIDIA, Windows on ARM): the CPU index.
 * DRAGONFARM_TORCH_INDEX overrides all of it: unset or "auto" decides as above,
@@ -151,6 +154,9 @@ def choose_torch_index(facts: MachineFacts, override: str | None = None) -> Torc
         return TorchChoice(None, "default", "PyTorch no longer makes builds for Intel Macs.", supported=False,
                            hint="DragonFarm needs a Mac with Apple Silicon (M1 or newer).")
     if facts.os == "linux":
+        if arch in ("x86_64", "amd64") and not facts.nvidia_driver:
+            return TorchChoice(CPU_INDEX, "cpu", "Linux without an NVIDIA GPU: using the CPU build "
+                               "(the standard one would bring gigabytes of CUDA libraries).")
         return TorchChoice(None, "default", "Linux: using the standard build (NVIDIA GPU if present, else CPU).")
     if facts.os == "windows" and arch in ("x86_64", "amd64") and facts.nvidia_driver:
         return _windows_nvidia(facts)

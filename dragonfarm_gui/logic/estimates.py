@@ -1,59 +1,22 @@
-"""Beginner presets and a rough time/memory estimate for a run. No Qt."""
+"""A rough time/memory estimate for a run. No Qt.
+
+The beginner presets live in the run contract (trainer/run/training_presets.py)
+so that `dragonfarm new --preset` offers the same ones; the names below are
+kept for the wizard's pages."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
 from trainer.run.config import TrainConfig
+from trainer.run.training_presets import DEFAULT_PRESET as DEFAULT_PRESET
+from trainer.run.training_presets import TRAINING_PRESETS as BEGINNER_PRESETS
+from trainer.run.training_presets import TrainingPreset as BeginnerPreset
+from trainer.run.training_presets import matching_preset as matching_preset
+from trainer.run.training_presets import preset_by_key as preset_by_key
 
-
-@dataclass(frozen=True)
-class BeginnerPreset:
-    key: str
-    title: str
-    sentence: str
-    values: dict
-
-
-BEGINNER_PRESETS: tuple[BeginnerPreset, ...] = (
-    BeginnerPreset(
-        "quick", "Quick try",
-        "One pass over your examples with a small adapter: a first look in minutes.",
-        {"epochs": 1.0, "learning_rate": 2e-4, "lora_r": 8, "lora_alpha": 16, "batch_size": 4, "max_length": 512},
-    ),
-    BeginnerPreset(
-        "balanced", "Balanced",
-        "Three passes over your examples: the usual choice, good for most sets of examples.",
-        {"epochs": 3.0, "learning_rate": 2e-4, "lora_r": 16, "lora_alpha": 32, "batch_size": 4, "max_length": 1024},
-    ),
-    BeginnerPreset(
-        "thorough", "Thorough",
-        "Five slower passes with a bigger adapter: for larger sets of examples, best with a GPU.",
-        {"epochs": 5.0, "learning_rate": 1e-4, "lora_r": 32, "lora_alpha": 64, "batch_size": 4, "max_length": 2048},
-    ),
-)
-DEFAULT_PRESET = "balanced"
-
-
-def preset_by_key(key: str) -> BeginnerPreset:
-    for p in BEGINNER_PRESETS:
-        if p.key == key:
-            return p
-    raise KeyError(key)
-
-
-def matching_preset(values: dict) -> str | None:
-    """The beginner preset whose values all match, else None ("Custom")."""
-    for p in BEGINNER_PRESETS:
-        if all(_same(values.get(k), v) for k, v in p.values.items()):
-            return p.key
-    return None
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(float(a), float(b), rel_tol=1e-9)
-    return a == b
+__all__ = ["BEGINNER_PRESETS", "BeginnerPreset", "DEFAULT_PRESET", "Estimate", "estimate", "fits_machine",
+           "format_duration", "matching_preset", "measured_speed", "preset_by_key"]
 
 
 # Rough training throughput (tokens per second) for a 1B-parameter model;

@@ -10,12 +10,8 @@ from typing import Any
 
 from trainer.run import status as st
 
+from . import theme
 from .estimates import format_duration
-
-STATE_COLORS = {
-    st.QUEUED: "#7a7a7a", st.LOADING: "#2f6fb0", st.TRAINING: "#2f6fb0", st.SAVING: "#2f6fb0",
-    st.DONE: "#2e7d32", st.FAILED: "#c62828", st.CANCELLED: "#8d6e00", st.INTERRUPTED: "#b35c00",
-}
 
 
 def state_words(state: str | None) -> str:
@@ -165,21 +161,23 @@ def launch_view(status: dict, launched_at: float | None, pid_alive: bool) -> str
 
 
 def samples_html(samples: list[dict]) -> str:
-    """The samples as base reply vs fine-tuned reply, as simple HTML."""
+    """The samples as base reply vs fine-tuned reply, as simple HTML in the active theme's colours."""
     import html
 
+    c = theme.color
     if not samples:
-        return "<p style='color:#777'>Sample replies appear here when training has finished.</p>"
+        return f"<p style='color:{c('muted')}'>Sample replies appear here when training has finished.</p>"
     parts = ["<table width='100%' cellspacing='0' cellpadding='6' style='border-collapse:collapse'>",
-             "<tr style='background:#eef2f7'><th align='left' width='28%'>Prompt</th>"
+             f"<tr style='background:{c('table_head')}; color:{c('text')}'><th align='left' width='28%'>Prompt</th>"
              "<th align='left' width='36%'>Before (base model)</th><th align='left' width='36%'>After (fine-tuned)</th></tr>"]
     for i, s in enumerate(samples):
-        bg = "#ffffff" if i % 2 == 0 else "#f7f9fb"
+        bg = c("row") if i % 2 == 0 else c("row_alt")
 
         def cell(text: object) -> str:
             return html.escape(str(text or "")).replace("\n", "<br>")
-        ref = f"<br><span style='color:#777'>Your answer: {cell(s.get('reference'))}</span>" if s.get("reference") else ""
-        parts.append(f"<tr style='background:{bg}' valign='top'><td>{cell(s.get('prompt'))}{ref}</td>"
+        ref = (f"<br><span style='color:{c('muted')}'>Your answer: {cell(s.get('reference'))}</span>"
+               if s.get("reference") else "")
+        parts.append(f"<tr style='background:{bg}; color:{c('text')}' valign='top'><td>{cell(s.get('prompt'))}{ref}</td>"
                      f"<td>{cell(s.get('base'))}</td><td><b>{cell(s.get('finetuned'))}</b></td></tr>")
     parts.append("</table>")
     return "".join(parts)

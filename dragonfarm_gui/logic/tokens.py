@@ -1,5 +1,6 @@
-"""The Hugging Face token: in the OS keyring where there is one, else in a file
-only this user can read, in the config folder. Never in a run folder or log.
+"""The Hugging Face token: in the OS keyring where there is one, else in a
+plain (unencrypted) file only this user can read, in the config folder
+(Settings says which). Never in a run folder or log.
 """
 from __future__ import annotations
 
@@ -37,6 +38,17 @@ def token_file() -> Path:
 def where() -> str:
     """'keyring' or 'file': where a token would be stored."""
     return "keyring" if _keyring() else "file"
+
+
+def storage_note() -> str:
+    """Where the token is kept, in words for Settings; plain about the file fallback."""
+    if where() == "keyring":
+        return "The token is stored in your system's keyring, never in a run folder or log."
+    guard = ("only your Windows account can open" if os.name == "nt"
+             else "only your user account can read (permissions 600)")
+    return ("No system keyring was found on this computer, so the token is kept in a plain, unencrypted "
+            f"file that {guard}: {token_file()}. It never goes into a run folder or log. "
+            "Remove it here when you no longer need it.")
 
 
 def get_token() -> str | None:

@@ -1,4 +1,8 @@
-"""The run list as a Qt table model, refreshed live from the runs folder."""
+"""The run list as a Qt table model, refreshed live from the runs folder.
+
+A run with a damaged file is one row that says so ("Damaged: eval.json, a
+list, not an object"); it never hides the other runs or stops the refresh.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +13,8 @@ from PySide6.QtGui import QBrush, QColor
 
 from trainer.run.reader import list_runs
 
-from ..logic.runview import STATE_COLORS, fmt_created, fmt_number, model_words, state_words
+from ..logic.runview import fmt_created, fmt_number, model_words, state_words
+from ..logic.theme import state_text_color
 
 COLUMNS = (("name", "Name"), ("model", "Model"), ("state", "State"), ("progress", "Progress"),
            ("created_at", "Created"), ("eval_loss", "Held-out"))
@@ -27,6 +32,12 @@ def _progress(row: dict) -> tuple[str, float]:
         return ("—", -1.0)
     frac = min(1.0, step / total)
     return (f"{frac:.0%}", frac)
+
+
+def damage_words(row: dict) -> str:
+    """'Damaged: status.json, not complete JSON' for a damaged run, else ''."""
+    damaged = row.get("damaged") or []
+    return f"Damaged: {damaged[0]}" if damaged else ""
 
 
 class RunListModel(QAbstractTableModel):
@@ -61,12 +72,10 @@ class RunListModel(QAbstractTableModel):
     def refresh(self) -> None:
         if self.runs_dir.is_dir() and str(self.runs_dir) not in self._watcher.directories():
             self._watcher.addPath(str(self.runs_dir))
-        fresh = []
-        for run in list_runs(self.runs_dir):
-            try:
-                fresh.append(run.summary())
-            except OSError:
-                continue
+        try:
+            fresh = [run.summary() for run in list_runs(self.runs_dir)]  # summary() never raises for a damaged run
+        except OSError:
+            return  # the runs folder itself went away or cannot be read; keep what is shown
         by_path = {r["path"]: r for r in fresh}
         # remove gone rows (from the end so indexes stay valid)
         for i in range(len(self.rows) - 1, -1, -1):
@@ -118,7 +127,7 @@ class RunListModel(QAbstractTableModel):
             return row["state"]
         if role == Qt.ItemDataRole.DisplayRole:
             if key == "state":
-                return state_words(row["state"])
+                return damage_words(row) or state_words(row["state"])
             if key == "progress":
                 return _progress(row)[0]
             if key == "created_at":
@@ -136,8 +145,10 @@ class RunListModel(QAbstractTableModel):
                 return value if isinstance(value, (int, float)) else float("inf")
             return str(row.get(key) or "").lower()
         if role == Qt.ItemDataRole.ForegroundRole and key == "state":
-            return QBrush(QColor(STATE_COLORS.get(row["state"], "#333")))
+            return QBrush(QColor(state_text_color(row["state"])))
         if role == Qt.ItemDataRole.ToolTipRole:
+            if row.get("damaged"):
+                return "Damaged:\n" + "\n".join(row["damaged"][:10]) + "\nOpen the folder to look, or delete the run."
             if row.get("error"):
                 return row["error"]
             if key == "model":

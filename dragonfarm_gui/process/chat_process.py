@@ -38,11 +38,12 @@ class ChatProcess(ChildProcess):
         self.pending: set[str] = set()
 
     # ----- life cycle ----------------------------------------------------------
-    def start(self, run_dir: str | Path, compare: bool = True) -> bool:
+    def start(self, run_dir: str | Path, compare: bool = True, last: bool = False) -> bool:
+        """last: the adapter from the last step instead of the best held-out point's."""
         self.shutdown()
         try:
             program, args = trainer_command("serve", str(Path(run_dir)), *(["--compare"] if compare else []),
-                                            settings=load_settings())
+                                            *(["--last"] if last else []), settings=load_settings())
         except NoTrainerPython as exc:
             self.failed.emit(str(exc))
             return False

@@ -4,16 +4,52 @@ A subclass starts a program with `_launch`, reads stdout as it arrives in
 `_stdout_arrived` (with `_take_lines` for line protocols), and hears about the
 end exactly once in `_process_ended`, whether it came from `finished` or
 `errorOccurred`. stderr is kept only as a tail, for the message. `_forget`
-drops a process without any signal: it may say goodbye on stdin, then kills
-and reaps it. Nothing here waits on the GUI thread except `_forget`.
+drops a process without any signal: it may say goodbye on stdin, and a timer
+kills it if it has not ended by then. Nothing here waits on the GUI thread: a
+forgotten process is kept (parentless, in FORGOTTEN) until Qt sees it end,
+which also reaps it; `reap_forgotten` waits for the rest once the event loop
+has stopped (the app's last step).
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer
 
 from trainer.run.launch import trainer_env
 
 STDERR_TAIL = 8000
+FORGOTTEN: set[QProcess] = set()  # asked to end, not yet ended
+
+
+def _let_go(proc: QProcess, goodbye: bytes | None, wait_ms: int) -> None:
+    """End a process without waiting: goodbye on stdin and a kill after wait_ms, or a kill now."""
+    proc.setParent(None)  # outlives its owner; FORGOTTEN holds it until it has ended
+    FORGOTTEN.add(proc)
+
+    def ended(*_args) -> None:
+        if proc in FORGOTTEN:
+            FORGOTTEN.discard(proc)
+            proc.deleteLater()
+
+    proc.finished.connect(ended)
+    proc.errorOccurred.connect(lambda error: error == QProcess.ProcessError.FailedToStart and ended())
+    if goodbye is not None:
+        proc.write(goodbye)
+        proc.closeWriteChannel()
+        QTimer.singleShot(max(0, wait_ms), proc, proc.kill)  # cancelled with proc once it has ended
+    else:
+        proc.kill()
+
+
+def reap_forgotten(timeout_ms: int = 3000) -> int:
+    """After the event loop: kill and wait for forgotten processes; returns how many were still running."""
+    left = 0
+    for proc in list(FORGOTTEN):
+        if proc.state() != QProcess.ProcessState.NotRunning:
+            left += 1
+            proc.kill()
+            proc.waitForFinished(timeout_ms)
+        FORGOTTEN.discard(proc)
+    return left
 
 
 def qt_environment(env: dict[str, str]) -> QProcessEnvironment:
@@ -74,14 +110,10 @@ class ChildProcess(QObject):
                 sig.disconnect()
             except (RuntimeError, TypeError):
                 pass
-        if proc.state() != QProcess.ProcessState.NotRunning:
-            if goodbye is not None:
-                proc.write(goodbye)
-                proc.closeWriteChannel()
-            if goodbye is None or not proc.waitForFinished(wait_ms):
-                proc.kill()
-                proc.waitForFinished(2000)  # a killed child ends at once; reaps it
-        proc.deleteLater()
+        if proc.state() == QProcess.ProcessState.NotRunning:
+            proc.deleteLater()
+        else:
+            _let_go(proc, goodbye, wait_ms)
 
     # ----- shared -----------------------------------------------------------
     def is_running(self) -> bool:

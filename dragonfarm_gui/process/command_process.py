@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from trainer.run.launch import NoTrainerPython, trainer_command
+from trainer.run.launch import NoTrainerPython, trainer_command, trainer_env
 from trainer.run.settings import load_settings
 
 from .child import ChildProcess
@@ -23,7 +23,8 @@ class CommandProcess(ChildProcess):
         super().__init__(parent)
         self.lines: list[str] = []
 
-    def start(self, *args: str) -> bool:
+    def start(self, *args: str, hf_token: str | None = None) -> bool:
+        """hf_token goes only into the child's environment (HF_TOKEN), for `push`."""
         self.stop()
         try:
             program, arguments = trainer_command(*args, settings=load_settings())
@@ -31,7 +32,7 @@ class CommandProcess(ChildProcess):
             self.ended.emit(False, -1, str(exc))
             return False
         self.lines = []
-        self._launch(program, arguments)
+        self._launch(program, arguments, trainer_env(hf_token=hf_token) if hf_token else None)
         return True
 
     def stop(self) -> None:

@@ -1,25 +1,26 @@
-"""Starting the trainer and short helper commands as QProcesses.
+"""Starting the trainer, and short helper commands as QProcesses.
 
-Training is started detached (QProcess.startDetached) so it outlives the
-window; the app then follows the run-folder files. Short commands such as
+Training is started detached (trainer.run.launch.start_detached: its own
+session or process group, an explicit environment, output into the run's
+logs/launcher.log) so it outlives the window; the app then follows the
+run-folder files. The app's own environment and file descriptors are never
+changed for it. Short commands such as
 `check --json` run as an attached QProcess whose end is handled exactly once,
 from `finished` or `errorOccurred`, keeping the tail of stderr for the message.
 Nothing here ever waits on the GUI thread.
 """
 from __future__ import annotations
 
-import os
-import signal
-import sys
+import subprocess
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, Signal
+from PySide6.QtCore import QTimer, Signal
 
 from trainer.run.files import LAUNCHER_LOG
-from trainer.run.launch import trainer_command, trainer_env
+from trainer.run.launch import start_detached, trainer_command, trainer_env
+from trainer.run.procs import kill_survivors, pid_alive, stop_tree
 from trainer.run.settings import load_settings
 
 from .child import STDERR_TAIL, ChildProcess
@@ -53,65 +54,35 @@ class Launch:
     pid: int
     started_at: float
     log_path: Path
+    process: subprocess.Popen | None = field(default=None, repr=False, compare=False)
+
+    def is_running(self) -> bool:
+        """Still running; polling also reaps the finished child (no zombie is left)."""
+        if self.process is not None:
+            return self.process.poll() is None
+        return pid_alive(self.pid)
 
 
 def start_training(run_dir: str | Path, *, resume: bool = False, hf_token: str | None = None,
                    settings: dict | None = None) -> Launch:
     """Start `python -m trainer train RUN_DIR [--resume]` detached; returns its pid.
 
-    QProcess.startDetached (the static form, the one PySide6 gives the pid
-    from) starts it in its own session, so it outlives the window. It takes
-    the app's environment and standard streams at that moment, so both are
-    set just for the call: the trainer's environment (the token only there),
-    and on POSIX stdout/stderr into the run's logs/launcher.log, which keeps
-    what a trainer says if it dies before its own log starts.
+    The token reaches the trainer only through the environment given to it.
     """
     run_dir = Path(run_dir).resolve()
     settings = load_settings() if settings is None else settings
     args = ["train", str(run_dir)] + (["--resume"] if resume else [])
     program, arguments = trainer_command(*args, settings=settings)
-    log_path = run_dir / LAUNCH_LOG
-    log_path.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.time()
-    with open(log_path, "ab") as log, _environment_for_call(trainer_env(hf_token=hf_token)), _streams_to(log):
-        ok, pid = QProcess.startDetached(program, arguments, str(run_dir))
-    if not ok or not pid:
+    try:
+        env = trainer_env(hf_token=hf_token, keep_awake=settings.get("keep_awake", True) is not False)
+        process = start_detached(program, arguments, run_dir, env, run_dir / LAUNCH_LOG)
+    except (OSError, ValueError) as exc:
         raise LaunchError(
-            f"The trainer could not be started with {program}. "
+            f"The trainer could not be started with {program} ({getattr(exc, 'strerror', None) or exc}). "
             "Check the trainer Python in Settings, or run the device check from the Help menu."
-        )
-    return Launch(run_dir, int(pid), started_at, log_path)
-
-
-@contextmanager
-def _environment_for_call(env: dict[str, str]):
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-@contextmanager
-def _streams_to(log):
-    if os.name != "posix":  # a windowed app has no console streams to hand on
-        yield
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
+        ) from None
+    return Launch(run_dir, process.pid, started_at, run_dir / LAUNCH_LOG, process)
 
 
 def launch_log_tail(run_dir: str | Path, limit: int = STDERR_TAIL) -> str:
@@ -122,15 +93,13 @@ def launch_log_tail(run_dir: str | Path, limit: int = STDERR_TAIL) -> str:
     return data[-limit:].decode("utf-8", "replace")
 
 
-def kill_pid(pid: int) -> bool:
-    """Last resort when the trainer ignores the cancel request."""
-    try:
-        if os.name == "nt":  # pragma: no cover
-            import subprocess
+def stop_process_tree(pid: int, created_at: float | None = None, grace_ms: int = 3000) -> bool:
+    """The last resort when the trainer ignores the cancel request: end it and
+    its children (psutil), and kill whichever is still there `grace_ms` later.
+    `created_at` (status.json's pid_created_at) keeps a reused pid safe.
+    False when there was no such process."""
+    procs = stop_tree(pid, created_at)
+    if procs:
+        QTimer.singleShot(grace_ms, lambda: kill_survivors(procs))
+    return bool(procs)
 
-            subprocess.run(["taskkill", "/PID", str(pid), "/T", "/F"], capture_output=True, check=False)
-        else:
-            os.kill(pid, signal.SIGTERM)
-        return True
-    except OSError:
-        return False

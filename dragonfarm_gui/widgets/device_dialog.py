@@ -13,10 +13,11 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QFrame, Q
 from trainer.run.launch import NoTrainerPython, trainer_command, trainer_env
 from trainer.run.settings import load_settings, save_settings
 
+from ..logic import theme
 from ..logic import device as dev
 from ..process.trainer_process import ProcessRunner
 
-LEVEL_COLORS = {"good": "#2e7d32", "warn": "#b35c00", "bad": "#c62828"}
+LEVEL_TONES = {"good": "good", "warn": "alert", "bad": "bad"}
 
 
 def parse_check_output(stdout: str) -> dict | None:
@@ -64,7 +65,6 @@ class DeviceDialog(QDialog):
             self.form.addRow(label + ":", value)
         self.fallback = QFrame()
         self.fallback.setObjectName("fallbackBox")
-        self.fallback.setStyleSheet("#fallbackBox { background:#fff4e5; border:1px solid #f0c080; border-radius:6px; }")
         fb = QVBoxLayout(self.fallback)
         self.reason_label = QLabel()
         self.reason_label.setWordWrap(True)
@@ -77,7 +77,7 @@ class DeviceDialog(QDialog):
         self.fallback.hide()
         self.details = QLabel()
         self.details.setWordWrap(True)
-        self.details.setStyleSheet("color:#666")
+        self.details.setProperty("tone", "muted")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -121,7 +121,7 @@ class DeviceDialog(QDialog):
     def show_failure(self, words: str, stderr: str) -> None:
         self.busy.hide()
         self.again_button.setEnabled(True)
-        self.headline.setText(f"<span style='color:{LEVEL_COLORS['bad']}'><b>The check could not run.</b></span> {words}")
+        self.headline.setText(f"<span style='color:{theme.color('bad')}'><b>The check could not run.</b></span> {words}")
         tail = stderr.strip().splitlines()[-6:]
         self.details.setText("\n".join(tail))
         self.copy_button.setEnabled(True)
@@ -133,7 +133,7 @@ class DeviceDialog(QDialog):
         self.again_button.setEnabled(True)
         self.copy_button.setEnabled(True)
         level, sentence = dev.headline(check)
-        self.headline.setText(f"<span style='font-size:12pt; color:{LEVEL_COLORS[level]}'><b>{sentence}</b></span>")
+        self.headline.setText(f"<span style='font-size:12pt; color:{theme.color(LEVEL_TONES[level])}'><b>{sentence}</b></span>")
         for label, value in dev.rows(check):
             self.values[label].setText(value)
         reason = check.get("cpu_fallback_reason")

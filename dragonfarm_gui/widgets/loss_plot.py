@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
+from ..logic import theme
 from ..logic.runview import ema, smoothing_weight
-
-RAW_COLOR = (120, 160, 210)
-SMOOTH_COLOR = (30, 90, 170)
-EVAL_COLOR = (220, 110, 20)
 
 
 class LossPlot(QWidget):
@@ -27,8 +24,9 @@ class LossPlot(QWidget):
         self.eval_steps: list[float] = []
         self.eval_losses: list[float] = []
         self.smoothed: list[float] = []
+        self.total_steps = 0
 
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(200)
         self.plot.setToolTip("Training loss per step (light), smoothed (dark blue) and held-out loss (orange dots). "
                              "Lower is better. Drag to pan, scroll to zoom, right-click for options.")
@@ -38,14 +36,16 @@ class LossPlot(QWidget):
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
+        for side in ("bottom", "left"):  # steps and losses in plain numbers, never "(x0.001)"
+            item.getAxis(side).enableAutoSIPrefix(False)
         legend = item.addLegend(offset=(-10, 10))
-        self.raw_curve = item.plot([], [], pen=pg.mkPen(RAW_COLOR, width=1), name="Training loss")
-        self.smooth_curve = item.plot([], [], pen=pg.mkPen(SMOOTH_COLOR, width=2.5), name="Smoothed")
-        self.eval_points = item.plot([], [], pen=None, symbol="o", symbolSize=9,
-                                     symbolBrush=pg.mkBrush(EVAL_COLOR), symbolPen=pg.mkPen("w"),
-                                     name="Held-out loss")
-        legend.setLabelTextColor((60, 60, 60))
-        self._hover_line = pg.InfiniteLine(angle=90, pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DashLine))
+        self.legend = legend
+        self.raw_curve = item.plot([], [], name="Training loss")
+        self.smooth_curve = item.plot([], [], name="Smoothed")
+        self.eval_points = item.plot([], [], pen=None, symbol="o", symbolSize=9, name="Held-out loss")
+        self._hover_line = pg.InfiniteLine(angle=90)
+        self._themed_dark: bool | None = None
+        self.apply_theme()
         self._hover_line.setVisible(False)
         item.addItem(self._hover_line, ignoreBounds=True)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -53,16 +53,62 @@ class LossPlot(QWidget):
         self.hover_label = QLabel(" ")
         self.hover_label.setObjectName("hoverLabel")
         self.hover_label.setAccessibleName("Values at the pointer")
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the page
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover_label)
 
     # ----- data ------------------------------------------------------------
+    def apply_theme(self) -> None:
+        """Background, axes, legend and curves in the active theme's colours (light or dark)."""
+        if self._themed_dark == theme.is_dark():
+            return
+        self._themed_dark = theme.is_dark()
+        c = theme.color
+        self.plot.setBackground(c("plot_bg"))
+        item = self.plot.getPlotItem()
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen(c("plot_fg")))
+            axis.setTextPen(pg.mkPen(c("plot_fg")))
+            axis.setLabel(axis.labelText, color=c("plot_fg"))
+        self.raw_curve.setPen(pg.mkPen(c("plot_raw"), width=1))
+        self.smooth_curve.setPen(pg.mkPen(c("plot_smooth"), width=2.5))
+        self.eval_points.setSymbolBrush(pg.mkBrush(c("plot_eval")))
+        self.eval_points.setSymbolPen(pg.mkPen(c("plot_bg")))
+        self.legend.setLabelTextColor(c("plot_fg"))
+        for _sample, label in self.legend.items:  # labels made before the colour change keep theirs
+            label.setText(label.text, color=c("plot_fg"))
+        self._hover_line.setPen(pg.mkPen(c("plot_hover"), style=Qt.PenStyle.DashLine))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - the app's palette (light/dark) changed
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            self.apply_theme()
+        super().changeEvent(event)
+
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []
+        self.total_steps = 0
+        vb = self.plot.getPlotItem().vb  # nothing of the last run's range stays (an empty plot keeps its view)
+        vb.setRange(xRange=(0, 10), yRange=(0, 1), padding=0)
+        vb.enableAutoRange(x=True, y=True)
         self._redraw()
         self.hover_label.setText(" ")
+
+    def set_total_steps(self, total: int) -> None:
+        """Show the run's whole step range, 0..total, from the start, so the
+        curve visibly moves toward the end (y keeps following the data)."""
+        total = int(total or 0)
+        if total <= 0 or total == self.total_steps:
+            return
+        self.total_steps = total
+        self._fit_x()
+
+    def _fit_x(self) -> None:
+        if self.total_steps:
+            last = max(self.steps[-1:] + self.eval_steps[-1:] + [0.0])
+            self.plot.getPlotItem().setXRange(0, max(self.total_steps, last), padding=0.02)
 
     def add_records(self, records: list[dict]) -> None:
         changed = False
@@ -80,6 +126,8 @@ class LossPlot(QWidget):
                 changed = True
         if changed:
             self._redraw()
+            if self.total_steps and max(self.steps[-1:] + self.eval_steps[-1:]) > self.total_steps:
+                self._fit_x()
 
     def _redraw(self) -> None:
         self.smoothed = ema(self.losses, smoothing_weight(len(self.losses)))

@@ -13,7 +13,7 @@ from trainer.run.reader import Run, list_runs
 from trainer.run.launch import NoTrainerPython
 from trainer.run.settings import load_settings, runs_dir, save_settings
 
-from ..process.trainer_process import Launch, LaunchError, kill_pid, start_training
+from ..process.trainer_process import Launch, LaunchError, start_training, stop_process_tree
 from .error_dialog import show_error
 from .run_list import RunList
 
@@ -29,13 +29,19 @@ class MainWindow(QMainWindow):
         self.launches: dict[str, Launch] = {}
         self.tool_windows: list = []
         self.run_page = None  # made on first use: it brings in pyqtgraph
+        from ..logic.power import battery
+
+        self.read_battery = battery                       # tests replace these two
+        self.confirm_on_battery = self._confirm_on_battery
         self.runs_dir = runs_dir()
         self.run_list = RunList(self.runs_dir)
         self.run_list.run_selected.connect(self.show_run)
 
         self.stack = QStackedWidget()
         self.stack.addWidget(self._make_welcome())
-        split = QSplitter(Qt.Orientation.Horizontal)
+        # The person's split is kept: the run page never widens itself (elided
+        # title, fixed-width state texts), and the split is remembered.
+        self.split = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.run_list)
         split.addWidget(self.stack)
         split.setStretchFactor(0, 2)
@@ -98,6 +104,8 @@ class MainWindow(QMainWindow):
         run_menu = self.menuBar().addMenu("&Run")
         action(run_menu, "&Cancel training", lambda: self.cancel_run(self.run_list.current_path()), "Ctrl+.")
         action(run_menu, "&Resume", lambda: self.resume_run(self.run_list.current_path()), "Ctrl+R")
+        self.start_again_action = action(run_menu, "Start &again", lambda: self.start_again(self.run_list.current_path()),
+                                         tip="Train the selected run again from the beginning")
         action(run_menu, "&Open folder", lambda: self.open_folder(self.run_list.current_path()), "Ctrl+O")
         action(run_menu, "D&uplicate as new run…", lambda: self.duplicate_run(self.run_list.current_path()), "Ctrl+D")
         action(run_menu, "&Delete…", lambda: self.delete_run(self.run_list.current_path()), QKeySequence.StandardKey.Delete)
@@ -123,6 +131,7 @@ class MainWindow(QMainWindow):
                                  (self.run_page.tools_requested, self.open_tools),
                                  (self.run_page.cancel_requested, self.cancel_run),
                                  (self.run_page.resume_requested, self.resume_run),
+                                 (self.run_page.start_again_requested, self.start_again),
                                  (self.run_page.open_folder_requested, self.open_folder),
                                  (self.run_page.duplicate_requested, self.duplicate_run),
                                  (self.run_page.delete_requested, self.delete_run)):
@@ -170,7 +179,7 @@ class MainWindow(QMainWindow):
     def start_run(self, path: str | Path, resume: bool = False) -> Launch | None:
         from ..logic import tokens
 
-        if not self.ensure_environment():
+        if not self.ensure_environment() or not self.battery_ok(path):
             return None
         try:
             launch = start_training(path, resume=resume, hf_token=tokens.get_token())
@@ -185,6 +194,22 @@ class MainWindow(QMainWindow):
         if self.run_page is not None:
             self.run_page.refresh()
         return launch
+
+    def battery_ok(self, path: str | Path) -> bool:
+        """On battery: say so, with the estimate, and let the person choose; plugged in or unknown: go."""
+        from ..logic.power import battery_warning, run_estimate_seconds
+
+        state = self.read_battery()
+        if state is None or state.plugged:
+            return True
+        return self.confirm_on_battery(battery_warning(state, run_estimate_seconds(path, self.runs_dir)) or "")
+
+    def _confirm_on_battery(self, words: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, "On battery", words, parent=self)
+        start = box.addButton("Start anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is start
 
     def ensure_environment(self) -> bool:
         """In the installed app, set up the training environment on first use
@@ -201,25 +226,47 @@ class MainWindow(QMainWindow):
         run = Run(path)
         status = run.status()
         if (run.path / st.CANCEL_FILE).exists() and status.get("live") and status.get("pid"):
-            self.stop_now(run, int(status["pid"]))
+            self.stop_now(run, status["pid"], status.get("pid_created_at"))
         else:
             run.request_cancel()
             self.statusBar().showMessage("Stopping after the current step; the adapter trained so far is saved.", 8000)
         if self.run_page is not None:
             self.run_page.refresh()
 
-    def stop_now(self, run: Run, pid: int) -> bool:
+    def stop_now(self, run: Run, pid: int, created_at: float | None = None) -> bool:
         """The last resort when a trainer does not answer the cancel request."""
         answer = QMessageBox.question(
             self, "Stop training now", f"The run '{run.name}' was asked to stop but is still busy (loading or saving "
             "can take a while). Stop it at once? Resume can continue from its last checkpoint.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes and kill_pid(pid)
+        return answer == QMessageBox.StandardButton.Yes and stop_process_tree(pid, created_at)
 
     def resume_run(self, path: str) -> None:
         if path and Run(path).state in (st.INTERRUPTED, st.CANCELLED, st.FAILED):
             st.clear_cancel(path)
             self.start_run(path, resume=True)
+
+    def start_again(self, path: str) -> Launch | None:
+        """Train a stopped, failed or interrupted run again from step 0 (the way
+        forward when there is no checkpoint to resume from)."""
+        if not path:
+            return None
+        run = Run(path)
+        if run.status().get("live"):
+            show_error(self, "The run is still training", "This run is training now. Cancel it first.")
+            return None
+        if (run.checkpoints() or run.has_adapter()) and not self.confirm_start_again(run):
+            return None
+        st.clear_cancel(path)
+        return self.start_run(path, resume=False)
+
+    def confirm_start_again(self, run: Run) -> bool:
+        """Tests replace this to answer without a dialog."""
+        answer = QMessageBox.question(
+            self, "Start again", f"Train '{run.name}' again from the beginning? Its checkpoints and the adapter "
+            "trained so far are replaced. (Resume continues from the last checkpoint instead.)",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def open_tools(self, path: str):
         from .run_tools import RunToolsWindow
@@ -343,6 +390,7 @@ class MainWindow(QMainWindow):
         """Stop every timer, watcher and process this window owns."""
         settings = load_settings()
         settings["window_geometry"] = bytes(self.saveGeometry().toHex()).decode("ascii")
+        settings["window_split"] = bytes(self.split.saveState().toHex()).decode("ascii")
         save_settings(settings)
         self.statusBar().clearMessage()  # stops the status bar's message timer
         self.run_list.stop()
@@ -354,6 +402,10 @@ class MainWindow(QMainWindow):
             window.shutdown()
 
     def _restore_geometry(self) -> None:
-        geometry = load_settings().get("window_geometry")
+        settings = load_settings()
+        geometry = settings.get("window_geometry")
         if isinstance(geometry, str) and geometry:
             self.restoreGeometry(QByteArray.fromHex(geometry.encode("ascii")))
+        split = settings.get("window_split")
+        if isinstance(split, str) and split:
+            self.split.restoreState(QByteArray.fromHex(split.encode("ascii")))

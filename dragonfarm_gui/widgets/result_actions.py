@@ -1,6 +1,8 @@
-"""Merge, Export for Ollama, Export GGUF and Share: each runs the matching
-`dragonfarm` command in a QProcess, shows its progress lines as they come, and
-ends with the result in words (and the `ollama create` command to copy)."""
+"""Merge, Export for Ollama, Export GGUF, Share and Upload to the Hugging Face
+Hub: each runs the matching `dragonfarm` command in a QProcess, shows its
+progress lines as they come, and ends with the result in words (and the
+`ollama create` command to copy). `use_last` (the window's adapter choice)
+adds --last. Upload passes the saved token in the child's environment only."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,11 +14,15 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, 
 
 from trainer.run.reader import Run
 
+from ..style import set_style_property
+from ..logic import tokens
 from ..process.command_process import CommandProcess
 
-ACTIONS = {"merge": "Merging", "ollama": "Exporting for Ollama", "gguf": "Exporting a GGUF file", "pack": "Packing"}
+ACTIONS = {"merge": "Merging", "ollama": "Exporting for Ollama", "gguf": "Exporting a GGUF file", "pack": "Packing",
+           "push": "Uploading to the Hugging Face Hub"}
 KEY_LINES = ("Check passed", "Check FAILED", "Template check", "The Modelfile's template", "GGUF file:",
-             "Merged model:", "Modelfile:", "Packed into", "merged/ is already up to date")
+             "Merged model:", "Modelfile:", "Packed into", "merged/ is already up to date", "Uploaded to")
+UPLOADS = (("adapter", "the adapter (small)"), ("merged", "the merged model"), ("gguf", "the GGUF export"))
 
 
 def summarise(action: str, ok: bool, lines: list[str], words: str) -> tuple[str, str | None, bool]:
@@ -37,7 +43,9 @@ class ResultActions(QWidget):
         super().__init__(parent)
         self.run = Run(run_dir)
         self.current: str | None = None
+        self.use_last = False
         self.choose_pack_path: Callable[[], str | None] = self._ask_pack_path
+        self.get_token: Callable[[], str | None] = tokens.get_token
         self.process = CommandProcess(self)
         self.process.line.connect(self._on_line)
         self.process.ended.connect(self._on_ended)
@@ -69,11 +77,34 @@ class ResultActions(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         row.addWidget(self.cancel_button)
 
+        hub = QHBoxLayout()
+        hub.addWidget(QLabel("Hugging Face Hub:"))
+        self.repo = QLineEdit()
+        self.repo.setPlaceholderText("name for the model, e.g. my-helper")
+        self.repo.setAccessibleName("Name on the Hub")
+        self.repo.setToolTip("NAME puts it in your account; OWNER/NAME in an organisation you can write to")
+        self.upload_what = QComboBox()
+        for key, words in UPLOADS:
+            self.upload_what.addItem(words, key)
+        self.private = QCheckBox("private")
+        self.private.setChecked(True)
+        self.private.setToolTip("Only you (and your organisation) can see a private model")
+        self.with_samples = QCheckBox("sample replies in the model card")
+        self.with_samples.setToolTip("The model card shows a few held-out prompts (from your data) and the replies")
+        upload = QPushButton("Upload…")
+        upload.setToolTip("Upload to the Hugging Face Hub with a model card; uses the token saved in Settings "
+                          "(it needs write access)")
+        upload.clicked.connect(lambda: self.start("push"))
+        self.buttons["push"] = upload
+        for w in (self.repo, self.upload_what, self.private, self.with_samples, upload):
+            hub.addWidget(w, 1 if w is self.repo else 0)
+
         self.progress = QProgressBar()
         self.progress.setRange(0, 0)
         self.progress.setTextVisible(False)
         self.progress.hide()
         self.result = QLabel()
+        self.result.setObjectName("actionResult")
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.command = QLineEdit()
@@ -94,6 +125,7 @@ class ResultActions(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addLayout(hub)
         layout.addWidget(self.progress)
         layout.addWidget(self.result)
         layout.addWidget(self.command_box)
@@ -101,6 +133,9 @@ class ResultActions(QWidget):
         self._update_buttons()
 
     def args_for(self, action: str, pack_path: str | None = None) -> list[str]:
+        return self._args_for(action, pack_path) + (["--last"] if self.use_last else [])
+
+    def _args_for(self, action: str, pack_path: str | None) -> list[str]:
         run = str(self.run.path)
         if action == "merge":
             return ["merge", run]
@@ -108,24 +143,43 @@ class ResultActions(QWidget):
             return ["export", run, "--format", "ollama"]
         if action == "gguf":
             return ["export", run, "--format", "gguf", "--quant", self.quant.currentData()]
+        if action == "push":
+            what = self.upload_what.currentData()
+            return (["push", run, "--repo", self.repo.text().strip()] + (["--private"] if self.private.isChecked() else [])
+                    + ([f"--{what}"] if what != "adapter" else [])
+                    + ([] if self.with_samples.isChecked() else ["--no-samples"]))
         args = ["pack", run] + (["-o", pack_path] if pack_path else [])
         return args + (["--with-data"] if self.with_data.isChecked() else [])
+
+    def _push_problem(self) -> tuple[str | None, str | None]:
+        """(what is missing in words, the token)."""
+        if not self.repo.text().strip():
+            return "Type a name for the model on the Hub first (for example my-helper).", None
+        token = self.get_token()
+        if not token:
+            return ("Uploading needs your Hugging Face token with write access: add it in Settings "
+                    "(make one at huggingface.co/settings/tokens)."), None
+        return None, token
 
     def start(self, action: str) -> bool:
         if self.process.is_running():
             return False
-        pack_path = None
+        pack_path = token = None
         if action == "pack":
             pack_path = self.choose_pack_path()
             if not pack_path:
                 return False
+        if action == "push":
+            problem, token = self._push_problem()
+            if problem:
+                self._show_result(problem, good=False)
+                return False
         self.current = action
         self.log.clear()
         self.command_box.hide()
-        self.result.setStyleSheet("")
-        self.result.setText(f"{ACTIONS[action]}… (this can take a few minutes for big models)")
+        self._show_result(f"{ACTIONS[action]}… (this can take a few minutes for big models)")
         self.progress.show()
-        started = self.process.start(*self.args_for(action, pack_path))
+        started = self.process.start(*self.args_for(action, pack_path), hf_token=token)
         self._update_buttons()
         return started
 
@@ -149,6 +203,10 @@ class ResultActions(QWidget):
         path, _ = QFileDialog.getSaveFileName(self, "Share this run", suggested, "DragonFarm run (*.zip)")
         return path or None
 
+    def _show_result(self, text: str, good: bool = True) -> None:
+        self.result.setText(text)
+        set_style_property(self.result, "tone", "" if good else "bad")
+
     def _on_line(self, text: str) -> None:
         self.log.appendPlainText(text)
 
@@ -157,8 +215,7 @@ class ResultActions(QWidget):
         self.current = None
         self.progress.hide()
         text, command, good = summarise(action, ok, self.process.lines, words)
-        self.result.setText(text)
-        self.result.setStyleSheet("" if good else "color:#c62828")
+        self._show_result(text, good)
         if command:
             self.command.setText(command)
             self.command_box.show()

@@ -4,19 +4,51 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHBoxLayout, QHeaderView, QLineEdit,
+                               QStyle, QStyledItemDelegate, QStyleOptionProgressBar, QStyleOptionViewItem,
+                               QTableView, QVBoxLayout, QWidget)
 
 from trainer.run import status as st
 
-from ..models.run_model import PATH_ROLE, RunFilterModel, RunListModel
+from ..models.run_model import COLUMNS, PATH_ROLE, SORT_ROLE, RunFilterModel, RunListModel
+
+PROGRESS_COLUMN = [key for key, _label in COLUMNS].index("progress")
 
 STATE_FILTERS = (
     ("All runs", ()),
     ("Running", st.ACTIVE_STATES),
     ("Finished", (st.DONE,)),
-    ("Needs attention", (st.FAILED, st.INTERRUPTED)),
+    ("Needs attention", (st.FAILED, st.INTERRUPTED, st.DAMAGED)),
     ("Stopped", (st.CANCELLED,)),
 )
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """The Progress column as a bar in the style's own look: the fraction comes
+    from the model's sort role (negative: no steps known, plain text "—")."""
+
+    def paint(self, painter, option, index) -> None:
+        fraction = index.data(SORT_ROLE)
+        if not isinstance(fraction, (int, float)) or fraction < 0:
+            super().paint(painter, option, index)
+            return
+        view = QStyleOptionViewItem(option)
+        self.initStyleOption(view, index)
+        view.text = ""
+        style = option.widget.style() if option.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, view, painter, option.widget)  # selection, row colour
+        bar = QStyleOptionProgressBar()
+        if option.widget is not None:
+            bar.initFrom(option.widget)
+        bar.rect = option.rect.adjusted(3, 3, -3, -3)
+        bar.palette = option.palette
+        bar.state = option.state | QStyle.StateFlag.State_Horizontal
+        bar.minimum, bar.maximum = 0, 1000
+        bar.progress = round(min(1.0, float(fraction)) * 1000)
+        bar.text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        bar.textVisible = True
+        bar.textAlignment = Qt.AlignmentFlag.AlignCenter
+        style.drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter, option.widget)
 
 
 class RunList(QWidget):
@@ -50,11 +82,13 @@ class RunList(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(False)
         self.table.setAccessibleName("Runs")
+        self.progress_delegate = ProgressDelegate(self.table)
+        self.table.setItemDelegateForColumn(PROGRESS_COLUMN, self.progress_delegate)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(60)
-        for col, width in ((1, 105), (2, 110), (3, 62), (4, 88), (5, 66)):
+        for col, width in ((1, 105), (2, 110), (3, 84), (4, 88), (5, 66)):
             self.table.setColumnWidth(col, width)
         header.setStretchLastSection(False)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)

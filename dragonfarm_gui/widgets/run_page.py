@@ -1,21 +1,25 @@
 """One run, live: state in words, numbers, the loss plot, results and actions."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QSplitter, QVBoxLayout, QWidget)
 
 from trainer.run import status as st
 from trainer.run.files import LAUNCHER_LOG
 from trainer.run.reader import Run
-from trainer.run.status import pid_alive
 
-from ..logic.runview import STATE_COLORS, launch_view, live_numbers, model_words, state_words
+from ..logic.runstatus import status_view
+from ..logic.runview import launch_view, live_numbers, model_words
 from ..process.follower import RunFollower
 from ..process.trainer_process import launch_log_tail
+from ..style import set_style_property
+from .elided_label import ElidedLabel
 from .loss_plot import LossPlot
 from .run_results import RunResults
 
@@ -24,11 +28,21 @@ NUMBERS = (("step", "Step"), ("loss", "Loss"), ("learning_rate", "Learning rate"
            ("device", "Device"))
 
 
+def _shrinkable(label: QLabel, min_width: int = 120) -> None:
+    """Its text (a long path, an unbreakable word) never makes the page wider:
+    the label clips instead of moving the main splitter."""
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
+    label.setMinimumWidth(min_width)
+
+
 class RunPage(QWidget):
     start_requested = Signal(str)
     tools_requested = Signal(str)
     cancel_requested = Signal(str)
     resume_requested = Signal(str)
+    start_again_requested = Signal(str)
     open_folder_requested = Signal(str)
     duplicate_requested = Signal(str)
     delete_requested = Signal(str)
@@ -43,15 +57,26 @@ class RunPage(QWidget):
         self.last_train: dict | None = None
         self.view_state = ""
 
-        self.title = QLabel()
+        # Long names and changing texts shorten or clip here instead of moving the main splitter.
+        self.title = ElidedLabel()
         self.title.setObjectName("runTitle")
+        title_font = self.title.font()
+        title_font.setPointSize(15)
+        title_font.setWeight(QFont.Weight.DemiBold)
+        self.title.setFont(title_font)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_label = QLabel()
         self.state_label.setObjectName("stateBadge")
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.model_label = QLabel()
-        self.model_label.setStyleSheet("color:#555")
+        _shrinkable(self.message)
+        self.awake_note = QLabel("Keeping the computer awake while it trains (the screen may still turn off).")
+        self.awake_note.setObjectName("awakeNote")
+        self.awake_note.setProperty("tone", "muted")
+        self.awake_note.setToolTip("You can turn this off in Settings")
+        self.awake_note.hide()
+        self.model_label = ElidedLabel()
+        self.model_label.setProperty("tone", "muted")
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setAccessibleName("Training progress")
@@ -61,6 +86,7 @@ class RunPage(QWidget):
         eb = QHBoxLayout(self.error_box)
         self.error_text = QLabel()
         self.error_text.setWordWrap(True)
+        _shrinkable(self.error_text)
         self.error_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_log_button = QPushButton("Show log")
         self.show_log_button.setToolTip("Show the trainer's full log for this run")
@@ -74,9 +100,10 @@ class RunPage(QWidget):
         self.values: dict[str, QLabel] = {}
         for i, (key, label) in enumerate(NUMBERS):
             name = QLabel(label)
-            name.setStyleSheet("color:#666")
+            name.setProperty("tone", "muted")
             value = QLabel("—")
             value.setObjectName(f"value_{key}")
+            _shrinkable(value, 60)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[key] = value
             row, col = divmod(i, 4)
@@ -89,10 +116,13 @@ class RunPage(QWidget):
             ("start", "Start training", "Start training this run (it was made but never started)", self.start_requested),
             ("cancel", "Cancel", "Stop training; the adapter trained so far is saved", self.cancel_requested),
             ("resume", "Resume", "Continue an interrupted or stopped run from its last checkpoint", self.resume_requested),
+            ("start_again", "Start again", "Train this run again from the beginning, with the same data and settings",
+             self.start_again_requested),
             ("tools", "Try it…", "Chat with the fine-tuned model, compare it with the base model, "
              "merge it, export it for Ollama or as GGUF, or share the run", self.tools_requested),
             ("open", "Open folder", "Open the run folder in your file manager", self.open_folder_requested),
-            ("duplicate", "Duplicate…", "Duplicate as a new run: the new-run wizard with this run's data and settings", self.duplicate_requested),
+            ("duplicate", "Duplicate…", "Duplicate as a new run: the new-run wizard with this run's data and settings",
+             self.duplicate_requested),
             ("delete", "Delete…", "Move this run to the trash (asks first)", self.delete_requested),
         ):
             button = QPushButton(text)
@@ -101,6 +131,11 @@ class RunPage(QWidget):
             self.buttons[key] = button
             actions.addWidget(button)
         actions.addStretch(1)
+        # Start / Cancel (Stop now…) / Start again take turns in one place: one width, so the row never changes size.
+        turns = [self.buttons[k] for k in ("start", "cancel", "start_again")]
+        width = max(b.fontMetrics().horizontalAdvance(t) for b in turns for t in (b.text(), "Stop now…")) + 32
+        for b in turns:
+            b.setMinimumWidth(max(width, b.minimumSizeHint().width()))
 
         self.plot = LossPlot()
         self.results = RunResults()
@@ -119,11 +154,18 @@ class RunPage(QWidget):
         layout.addLayout(head)
         layout.addWidget(self.model_label)
         layout.addWidget(self.message)
+        layout.addWidget(self.awake_note)
         layout.addWidget(self.error_box)
         layout.addWidget(self.progress)
         layout.addLayout(grid)
         layout.addWidget(split, 1)
         layout.addLayout(actions)
+        # One fixed minimum, the widest the page ever needs (Cancel, Resume and the
+        # rest shown; Start, Cancel and Start again take turns in one width), so
+        # that no state change moves the main splitter.
+        self.buttons["start"].hide()
+        self.buttons["start_again"].hide()
+        self.setMinimumWidth(layout.minimumSize().width())
 
     # ----- which run ---------------------------------------------------------
     def show_run(self, path: str | Path | None) -> None:
@@ -135,9 +177,8 @@ class RunPage(QWidget):
         if self.run is None:
             return
         cfg = self.run.config_dict()
-        self.title.setText(f"<span style='font-size:15pt; font-weight:600'>{self.run.name}</span>")
-        self.model_label.setText(f"Model: {model_words(str(cfg.get('model') or ''))}")
-        self.model_label.setToolTip(str(cfg.get("model") or ""))
+        self.title.set_full_text(self.run.name)
+        self.model_label.set_full_text(f"Model: {model_words(str(cfg.get('model') or ''))}")
         self.results.show_run(None)
         self.follower = RunFollower(self.run.path, self)
         self.follower.progress_added.connect(self._on_records)
@@ -177,51 +218,33 @@ class RunPage(QWidget):
 
     def _on_status(self, status: dict) -> None:
         self.status = status
-        state = status.get("state") or st.QUEUED
         launch = self.launch_for(self.run.path) if self.run else None
-        special = launch_view(status, getattr(launch, "started_at", None), pid_alive(getattr(launch, "pid", 0)))
-        message = status.get("message") or ""
-        error = status.get("error") if state == st.FAILED else None
-        if special == "starting":
-            state, message = st.QUEUED, "Starting the trainer…"
-        elif special == "failed_to_start":
-            state, message = st.FAILED, ""
-            tail = launch_log_tail(self.run.path).strip().splitlines()
-            error = "The trainer stopped before it could start." + (f" Its last words: {tail[-1][:300]}" if tail else "")
-        elif state == st.INTERRUPTED:
-            message = "The trainer stopped without finishing (the computer slept, it was closed, or it crashed)." + (
-                " Press Resume to continue from the last checkpoint." if self.run.checkpoints() else
-                " There is no checkpoint yet, so Resume starts it again.")
-        never_started = not status.get("written_state") and special is None
-        if never_started:
-            message = "This run has not been started yet. Press Start training to begin."
-        self.view_state = state
-        color = "#7a7a7a" if never_started else STATE_COLORS.get(state, "#555")
-        self.state_label.setText("Not started" if never_started else state_words(state))
-        self.state_label.setStyleSheet(f"background:{color}; color:white; border-radius:8px; padding:2px 10px;")
-        if message.strip().rstrip(".").lower() == state_words(state).lower():
-            message = ""  # the badge already says it
-        self.message.setText(message)
-        self.message.setVisible(bool(message))
-        self.error_box.setVisible(bool(error))
-        self.error_text.setText(f"<b>What went wrong:</b> {error}" if error else "")
-        total, step = status.get("total_steps") or 0, status.get("step") or 0
-        self.progress.setRange(0, max(1, int(total)))
-        self.progress.setValue(int(min(step, total)) if total else 0)
-        self.progress.setFormat(f"{step} of {total} steps" if total else self.state_label.text())
-        active = state in st.ACTIVE_STATES and not never_started
-        self.buttons["start"].setVisible(never_started)
-        self.buttons["cancel"].setVisible(not never_started)
-        asked = self.run.path.joinpath(st.CANCEL_FILE).exists()
-        self.buttons["cancel"].setEnabled(active)
-        self.buttons["cancel"].setText("Stop now…" if active and asked else "Cancel")
-        self.buttons["cancel"].setToolTip(
-            "The trainer was asked to stop and has not yet; stop it at once (the last checkpoint is kept)"
-            if active and asked else "Stop training; the adapter trained so far is saved")
-        self.buttons["resume"].setVisible(not never_started)
-        self.buttons["resume"].setEnabled(state in (st.INTERRUPTED, st.CANCELLED, st.FAILED))
-        self.buttons["delete"].setEnabled(not active)
-        self.buttons["tools"].setEnabled(state in (st.DONE, st.CANCELLED) and self.run.has_adapter())
+        special = launch_view(status, getattr(launch, "started_at", None), bool(launch and launch.is_running()))
+        tail = launch_log_tail(self.run.path).strip().splitlines() if special == "failed_to_start" else []
+        view = status_view(status, launch=special, launch_last_words=tail[-1] if tail else "",
+                           has_checkpoints=bool(self.run.checkpoints()),
+                           cancel_asked=self.run.path.joinpath(st.CANCEL_FILE).exists(),
+                           has_adapter=self.run.has_adapter())
+        self.view_state = view.state
+        self.state_label.setText(view.badge)
+        set_style_property(self.state_label, "tone", view.tone)
+        self.message.setText(view.message)
+        self.message.setVisible(bool(view.message))
+        self.error_box.setVisible(bool(view.error))
+        self.error_text.setText(f"<b>What went wrong:</b> {html.escape(view.error)}" if view.error else "")
+        self.progress.setRange(0, view.progress_max)
+        self.plot.set_total_steps(int(status.get("total_steps") or 0))
+        self.progress.setValue(view.progress_value)
+        self.progress.setFormat(view.progress_text)
+        for key, b in view.buttons.items():
+            button = self.buttons[key]
+            button.setVisible(b.visible)
+            button.setEnabled(b.enabled)
+            if b.text is not None:
+                button.setText(b.text)
+            if b.tip is not None:
+                button.setToolTip(b.tip)
+        self.awake_note.setVisible(view.state in st.ACTIVE_STATES and bool(status.get("keeping_awake")))
         self._update_numbers()
 
     def _update_numbers(self) -> None:

@@ -1,13 +1,16 @@
-"""The end-of-run part of the run page: "Did it learn?" and the samples."""
+"""The results part of the run page: the coach's words ("Did it learn?", while
+training too) and the sample replies. The words come from trainer.run.coach."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from trainer.run.reader import Run, verdict
+from trainer.run.reader import Run
 
 from ..logic.runview import samples_html
+from ..style import set_style_property
 
-VERDICT_COLORS = {"learned": "#2e7d32", "little change": "#8d6e00", "worse": "#c62828", "overfitting": "#b35c00"}
+VERDICT_TONES = {"learned": "good", "improving": "good", "little change": "warn", "worse": "bad", "nan": "bad",
+                 "overfitting": "alert"}
 
 
 class RunResults(QWidget):
@@ -15,16 +18,24 @@ class RunResults(QWidget):
         super().__init__(parent)
         self.verdict_title = QLabel()
         self.verdict_title.setObjectName("verdictTitle")
+        self.verdict_word = QLabel()
+        self.verdict_word.setObjectName("verdictWord")
         self.verdict_text = QLabel()
         self.verdict_text.setWordWrap(True)
         self.verdict_next = QLabel()
+        self.verdict_next.setObjectName("verdictNext")
         self.verdict_next.setWordWrap(True)
-        self.verdict_next.setStyleSheet("color:#555")
+        self.verdict_next.setProperty("tone", "muted")
         box = QFrame()
         box.setObjectName("verdictBox")
         box.setFrameShape(QFrame.Shape.StyledPanel)
         inner = QVBoxLayout(box)
-        for w in (self.verdict_title, self.verdict_text, self.verdict_next):
+        head = QHBoxLayout()
+        head.addWidget(self.verdict_title)
+        head.addWidget(self.verdict_word)
+        head.addStretch(1)
+        inner.addLayout(head)
+        for w in (self.verdict_text, self.verdict_next):
             inner.addWidget(w)
         self.verdict_box = box
         self.samples = QTextBrowser()
@@ -47,11 +58,12 @@ class RunResults(QWidget):
             self.verdict_box.hide()
             self.samples.setHtml(samples_html([]))
             return
-        self.verdict = verdict(run.eval(), run.progress())
+        self.verdict = run.verdict()
         if self.verdict:
-            color = VERDICT_COLORS.get(self.verdict["verdict"], "#333")
-            self.verdict_title.setText(f"<span style='font-size:13pt'><b>Did it learn?</b> "
-                                       f"<span style='color:{color}'>{self.verdict['verdict'].capitalize()}</span></span>")
+            live = self.verdict.get("live")
+            self.verdict_title.setText("<b>How is it going?</b>" if live else "<b>Did it learn?</b>")
+            self.verdict_word.setText(self.verdict.get("title") or self.verdict["verdict"].capitalize())
+            set_style_property(self.verdict_word, "tone", VERDICT_TONES.get(self.verdict["verdict"], ""))
             self.verdict_text.setText(self.verdict["text"])
             self.verdict_next.setText("Next: " + self.verdict["next"])
             self.verdict_box.show()

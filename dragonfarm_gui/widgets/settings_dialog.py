@@ -1,11 +1,12 @@
-"""Settings: where runs live, which Python trains, and the Hugging Face token."""
+"""Settings: where runs live, which Python trains, keeping the computer awake, and the Hugging Face token."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
+                               QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from trainer.run.launch import NoTrainerPython, trainer_python
 from trainer.run.settings import load_settings, runs_dir, save_settings
@@ -38,6 +39,11 @@ class SettingsDialog(QDialog):
         python_browse.setToolTip("Choose a Python program")
         python_browse.clicked.connect(self._browse_python)
 
+        self.keep_awake = QCheckBox("Keep the computer awake while training")
+        self.keep_awake.setChecked(settings.get("keep_awake", True) is not False)
+        self.keep_awake.setToolTip("While a run trains, the computer does not go to sleep (the screen still may). "
+                                   "Applies to runs started from now on.")
+
         self.token_edit = QLineEdit()
         self.token_edit.setEchoMode(QLineEdit.EchoMode.Password)
         has_token = bool(tokens.get_token())
@@ -48,18 +54,20 @@ class SettingsDialog(QDialog):
         self.remove_token.setToolTip("Forget the saved token")
         self.remove_token.setEnabled(has_token)
         self.remove_token.clicked.connect(self._remove_token)
-        where = ("your system's keyring" if tokens.where() == "keyring"
-                 else f"a private file only you can read ({tokens.token_file()})")
-        token_note = QLabel(f"The token is stored in {where}, never in a run folder or log.")
+        token_note = QLabel(tokens.storage_note())
+        token_note.setObjectName("tokenNote")
         token_note.setWordWrap(True)
-        token_note.setStyleSheet("color:#666")
+        token_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.token_note = token_note
+        token_note.setProperty("tone", "muted")
         self.problem = QLabel()
-        self.problem.setStyleSheet("color:#c62828")
+        self.problem.setProperty("tone", "bad")
         self.problem.setWordWrap(True)
 
         form = QFormLayout()
         form.addRow("Runs folder:", _row(self.runs_edit, runs_browse))
         form.addRow("Trainer Python:", _row(self.python_edit, python_browse))
+        form.addRow("Sleep:", self.keep_awake)
         form.addRow("Hugging Face token:", _row(self.token_edit, self.remove_token))
         form.addRow("", token_note)
         from trainer.run.launch import is_frozen
@@ -119,6 +127,7 @@ class SettingsDialog(QDialog):
                 settings[key] = value
             else:
                 settings.pop(key, None)
+        settings["keep_awake"] = self.keep_awake.isChecked()
         save_settings(settings)
         if self.token_edit.text().strip():
             tokens.set_token(self.token_edit.text())

@@ -17,8 +17,9 @@ from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, Q
 from trainer.run.decoding import DEFAULT_REPETITION_PENALTY, Decoding
 from trainer.run.decoding import HELP as DECODING_HELP
 from trainer.run.decoding import LIMITS as DECODING_LIMITS
-from trainer.run.reader import Run, verdict
+from trainer.run.reader import Run
 
+from ..logic import theme
 from ..process.chat_process import ChatProcess
 
 SIDES = {"base": "Base model (before training)", "finetuned": "Your fine-tuned model"}
@@ -55,9 +56,9 @@ class ChatPane(QWidget):
     def add_user(self, text: str) -> None:
         self.history.append({"role": "user", "content": text})
         self.partial = ""
-        self.append(("\n\n" if self.view.toPlainText() else "") + "You: ", bold=True, color="#1f4e8c")
+        self.append(("\n\n" if self.view.toPlainText() else "") + "You: ", bold=True, color=theme.color("accent"))
         self.append(text)
-        self.append("\n" + ("Base: " if self.side == "base" else "Fine-tuned: "), bold=True, color="#2e7d32")
+        self.append("\n" + ("Base: " if self.side == "base" else "Fine-tuned: "), bold=True, color=theme.color("good"))
 
     def add_piece(self, text: str) -> None:
         self.partial += text
@@ -65,12 +66,12 @@ class ChatPane(QWidget):
 
     def end_reply(self, kind: str, text: str) -> None:
         if kind == "error":
-            self.append(f"(no reply: {text})", color="#c62828")
+            self.append(f"(no reply: {text})", color=theme.color("bad"))
             self.history.pop() if self.history and self.history[-1]["role"] == "user" else None
             return
         reply = (text or self.partial).strip()
         if kind == "stopped":
-            self.append("  (stopped)", color="#777")
+            self.append("  (stopped)", color=theme.color("muted"))
         self.history.append({"role": "assistant", "content": reply})
         self.partial = ""
 
@@ -84,6 +85,7 @@ class TryPage(QWidget):
     def __init__(self, run_dir: str | Path, parent: QWidget | None = None):
         super().__init__(parent)
         self.run = Run(run_dir)
+        self.use_last = False  # the run tools window's choice: the last adapter instead of the best one
         self.process = ChatProcess(self)
         self.process.ready.connect(self._on_ready)
         self.process.token.connect(self._on_token)
@@ -116,7 +118,7 @@ class TryPage(QWidget):
         self.length.setSingleStep(32)
         self.length.setToolTip("The longest reply, in tokens (about ¾ of a word each)")
         self.state = QLabel("The model loads when you send the first message.")
-        self.state.setStyleSheet("color:#555")
+        self.state.setProperty("tone", "muted")
         controls = QHBoxLayout()
         controls.addWidget(self.compare)
         controls.addSpacing(12)
@@ -167,10 +169,10 @@ class TryPage(QWidget):
 
     # ----- public ----------------------------------------------------------------
     def refresh_header(self) -> None:
-        v = verdict(self.run.eval(), self.run.progress())
+        v = self.run.verdict()
         text = f"<b>Try {self.run.name}</b>"
         if v:
-            text += f" &nbsp; <b>Did it learn?</b> {v['verdict'].capitalize()}. {v['text']}"
+            text += f" &nbsp; <b>Did it learn?</b> {v.get('title') or v['verdict'].capitalize()}. {v['text']}"
         self.header.setText(text)
 
     def busy(self) -> bool:
@@ -181,7 +183,7 @@ class TryPage(QWidget):
         if not text or self.busy():
             return
         if not self.process.is_running():
-            if not self.process.start(self.run.path, compare=True):
+            if not self.process.start(self.run.path, compare=True, last=self.use_last):
                 return
             self.state.setText("Loading the model… (once; the reply follows)")
         self.input.clear()
@@ -209,6 +211,14 @@ class TryPage(QWidget):
             self.owner = dict.fromkeys(self.owner)  # their last words go nowhere
         for pane in self.panes.values():
             pane.clear()
+
+    def set_use_last(self, last: bool) -> None:
+        """Answer with the last (or best) adapter from the next message on: the model process restarts."""
+        if last != self.use_last:
+            self.use_last = last
+            if self.process.is_running():
+                self.shutdown()
+                self.state.setText("The next message loads the " + ("last" if last else "best") + " adapter.")
 
     def shutdown(self) -> None:
         self.process.shutdown()

@@ -2,20 +2,25 @@
 the problems with row numbers, and the held-out split."""
 from __future__ import annotations
 
-import html
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QPushButton, QSpinBox, QSplitter, QTextBrowser, QVBoxLayout,
-                               QWidget)
+                               QLineEdit, QListWidget, QPushButton, QSpinBox, QSplitter, QTextBrowser,
+                               QVBoxLayout, QWidget)
 
 from trainer.dataimport import DataImportError, Mapping, inspect_file, split_sentence
 from trainer.dataimport.shapes import CHAT_SHAPES
 
+from ..logic.dataview import (CANCELLED_SCAN, QUICK_ROWS, chats_html, detected_html, problems_label,
+                              scan_progress_words)
 from ..logic.new_run import example_datasets
-from .common import BlockingPage
+from ..logic.problem_words import problem_words
+from ..process.worker import JobRunner
+from .common import BlockingPage, ProgressRow
+
+log = logging.getLogger(__name__)
 
 FILE_FILTER = "Examples (*.csv *.tsv *.xlsx *.json *.jsonl);;All files (*)"
 NONE = "(none)"
@@ -23,22 +28,6 @@ COLUMN_FIELDS = (("prompt_column", "Prompt column", "The column with what the pe
                  ("reply_column", "Reply column", "The column with the reply the model should learn to give", False),
                  ("input_column", "Extra input column", "Optional: a column added under the prompt", True),
                  ("system_column", "System prompt column", "Optional: a column with instructions for each row", True))
-
-
-def chats_html(chats: list) -> str:
-    if not chats:
-        return "<p style='color:#777'>The first examples appear here as chats.</p>"
-    colors = {"user": "#e8f0fe", "assistant": "#e6f4ea", "system": "#f1f3f4"}
-    names = {"user": "Person", "assistant": "Model", "system": "Instructions"}
-    out = []
-    for i, chat in enumerate(chats, 1):
-        out.append(f"<p style='color:#777; margin:6px 0 2px 0'>Example {i}</p>")
-        for turn in chat:
-            role = turn.get("role", "")
-            text = html.escape(str(turn.get("content", ""))).replace("\n", "<br>")
-            out.append(f"<div style='background:{colors.get(role, '#fff')}; padding:4px 8px; margin:2px 0'>"
-                       f"<b>{names.get(role, role)}:</b> {text}</div>")
-    return "".join(out)
 
 
 class DataPage(BlockingPage):
@@ -49,6 +38,19 @@ class DataPage(BlockingPage):
         self.setAcceptDrops(True)
         self.error: str | None = None
         self.eval_error: str | None = None
+        self.scan_cancelled = False
+        # The file is scanned in a worker: the first QUICK_ROWS rows, then all of them.
+        self.scanner = JobRunner(self)
+        self.scanner.partial.connect(self._scan_partial)
+        self.scanner.progress.connect(self._scan_progress)
+        self.scanner.done.connect(self._scan_done)
+        self.scanner.failed.connect(self._scan_failed)
+        self.scanner.cancelled.connect(self._scan_cancelled)
+        self.eval_checker = JobRunner(self)
+        self.eval_checker.done.connect(self._eval_checked)
+        self.eval_checker.failed.connect(self._eval_failed)
+        for runner in (self.scanner, self.eval_checker):
+            runner.busy_changed.connect(self._busy_changed)
 
         self.path_edit = QLineEdit()
         self.path_edit.setReadOnly(True)
@@ -117,6 +119,9 @@ class DataPage(BlockingPage):
         self.problems.setAccessibleName("Problems found in the file")
         self.problems_label = QLabel("Problems")
 
+        self.scan_row = ProgressRow("Checking the file", "Stop checking")
+        self.scan_row.button_clicked.connect(self._scan_button_clicked)
+
         top = QGridLayout()
         top.addWidget(QLabel("File:"), 0, 0)
         top.addWidget(self.path_edit, 0, 1)
@@ -144,6 +149,7 @@ class DataPage(BlockingPage):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.detected)
+        layout.addWidget(self.scan_row)
         layout.addWidget(splitter, 1)
         layout.addLayout(split_row)
         layout.addWidget(self.split_label)
@@ -192,12 +198,20 @@ class DataPage(BlockingPage):
         self.eval_spin.setEnabled(path is None)
         self.eval_error = None
         if path:
-            try:
-                report = inspect_file(path, mapping=self.choices.mapping, preview_rows=0)
-                if not report.ok:
-                    self.eval_error = f"The held-out file {Path(path).name} has no usable examples with these columns."
-            except DataImportError as exc:
-                self.eval_error = f"The held-out file cannot be used: {exc.message}"
+            mapping = self.choices.mapping
+            self.eval_checker.start(lambda job: inspect_file(path, mapping=mapping, preview_rows=0,
+                                                             progress=lambda rows: job.check("rows", rows)))
+        else:
+            self.eval_checker.cancel(quiet=True)
+        self._split_changed()
+
+    def _eval_checked(self, report) -> None:
+        if not report.ok:
+            self.eval_error = f"The held-out file {Path(report.path).name} has no usable examples with these columns."
+        self._split_changed()
+
+    def _eval_failed(self, exc) -> None:
+        self.eval_error = f"The held-out file cannot be used: {getattr(exc, 'message', None) or exc}"
         self._split_changed()
 
     def set_mapping(self, **fields) -> None:
@@ -218,6 +232,8 @@ class DataPage(BlockingPage):
         return Mapping(system_prompt=self.system_edit.text().strip() or "", **values)
 
     def inspect(self, user_mapping: bool = False, mapping: Mapping | None = None) -> None:
+        """Scan the file in the worker (cancelling any scan before it): the first rows
+        show at once, every row's count and problems follow."""
         c = self.choices
         if c.data_path is None:
             return
@@ -225,16 +241,70 @@ class DataPage(BlockingPage):
             mapping = self._user_mapping()
         if mapping is None and not user_mapping:
             mapping = c.mapping
-        sheet = self.sheet_combo.currentText() if self.sheet_combo.count() > 1 else c.sheet
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            report = inspect_file(c.data_path, sheet=sheet or None, mapping=mapping,
-                                  max_length=int(c.settings.get("max_length", 1024)), preview_rows=6)
-            self.error = None
-        except DataImportError as exc:
-            report, self.error = None, exc.message + (f" {exc.fix}" if exc.fix else "")
-        finally:
-            QGuiApplication.restoreOverrideCursor()
+        sheet = (self.sheet_combo.currentText() if self.sheet_combo.count() > 1 else c.sheet) or None
+        path, max_length = c.data_path, int(c.settings.get("max_length", 1024))
+
+        def scan(job):
+            quick = inspect_file(path, sheet=sheet, mapping=mapping, max_length=max_length, preview_rows=6,
+                                 limit=QUICK_ROWS)
+            if quick.complete:
+                return quick
+            job.partial(quick)
+            return inspect_file(path, sheet=quick.sheet, mapping=quick.mapping, max_length=max_length,
+                                preview_rows=6, progress=lambda rows: job.check("rows", rows))
+
+        self.error, self.scan_cancelled = None, False
+        self.scanner.start(scan)
+        self.scan_row.show_busy(scan_progress_words(0), tip="Stop checking the file")
+
+    def busy(self) -> bool:
+        return self.scanner.busy() or self.eval_checker.busy()
+
+    def stop_work(self) -> None:
+        """Cancel every scan (the wizard is closing); nothing waits for the worker."""
+        self.scanner.cancel(quiet=True)
+        self.eval_checker.cancel(quiet=True)
+
+    def _busy_changed(self, _busy: bool = False) -> None:
+        if not self.scanner.busy():
+            if self.scan_cancelled:
+                self.scan_row.show_idle("Checking was cancelled.", "Check again", "Check every row of the file")
+            else:
+                self.scan_row.show_idle()
+        self.changed()
+
+    def _scan_button_clicked(self) -> None:
+        if self.scanner.busy():
+            self.scanner.cancel()
+        else:
+            self.inspect()
+
+    def _scan_progress(self, _phase: str, rows: int) -> None:
+        self.scan_row.show_busy(scan_progress_words(rows), tip="Stop checking the file")
+
+    def _scan_partial(self, report) -> None:
+        self._take_report(report)
+        self.scan_row.show_busy(scan_progress_words(report.counts.rows), tip="Stop checking the file")
+
+    def _scan_done(self, report) -> None:
+        self._take_report(report)
+        if self.choices.eval_path is not None:  # check the held-out file again with these columns
+            self.set_eval_file(self.choices.eval_path)
+
+    def _scan_failed(self, exc) -> None:
+        if isinstance(exc, DataImportError):
+            self.error = exc.message + (f" {exc.fix}" if exc.fix else "")
+        else:
+            log.warning("could not read %s: %r", self.choices.data_path, exc)
+            self.error = f"The file could not be read: {exc}. Check that it is a spreadsheet or text file and try again."
+        self._take_report(None)
+
+    def _scan_cancelled(self) -> None:
+        self.scan_cancelled = True
+        self._busy_changed()
+
+    def _take_report(self, report) -> None:
+        c = self.choices
         c.report = report
         c.mapping = report.mapping if report else None
         c.sheet = report.sheet if report else None
@@ -257,19 +327,12 @@ class DataPage(BlockingPage):
             self.problems_label.setText("Problems")
             self._split_changed()
             return
-        n = report.counts
-        self.detected.setText(f"<b>{report.file}</b>: {report.format.upper()} file with {report.shape_words}. "
-                              f"{n.rows:,} rows, <b>{n.usable:,} usable examples</b>"
-                              + (f", {n.skipped:,} skipped" if n.skipped else "")
-                              + (f", {n.duplicates:,} duplicates left out" if n.duplicates else "") + ".")
+        self.detected.setText(detected_html(report))
         for p in report.problems:
-            text = ("Skipped: " if p.severity == "error" else "Note: ") + p.message
+            text = ("Skipped: " if p.severity == "error" else "Note: ") + problem_words(p)
             self.problems.addItem(text)
             self.problems.item(self.problems.count() - 1).setToolTip(text)
-        more = report.problems_total - len(report.problems)
-        self.problems_label.setText(f"Problems ({report.problems_total:,}" + (f", first {len(report.problems)} shown)"
-                                                                              if more > 0 else ")")
-                                    if report.problems_total else "No problems found.")
+        self.problems_label.setText(problems_label(report))
         self.problems.setVisible(bool(report.problems_total))
         self._split_changed()
 
@@ -296,7 +359,8 @@ class DataPage(BlockingPage):
         c.eval_fraction = self.eval_spin.value() / 100.0
         usable = c.report.counts.usable if c.report is not None else 0
         if usable:
-            self.split_label.setText(split_sentence(usable, c.eval_fraction, bool(c.eval_path)))
+            self.split_label.setText(split_sentence(usable, c.eval_fraction, bool(c.eval_path))
+                                     + ("" if c.report.complete else " (So far: the rest is being checked.)"))
         else:
             self.split_label.setText("")
         self.changed()
@@ -305,11 +369,13 @@ class DataPage(BlockingPage):
         c = self.choices
         if c.data_path is None:
             return "Choose a file with your examples, or use the example dataset, to continue."
+        if self.scan_cancelled:
+            return CANCELLED_SCAN
         if self.error:
             return self.error
         report = c.report
         if report is None or not report.ok:
-            errors = [p.message for p in (report.errors if report else [])]
+            errors = [problem_words(p) for p in (report.errors if report else [])]
             first = errors[0] if errors else "no row has both a prompt and a reply"
             return f"None of the rows can be used yet: {first} Change the columns above or fix the file."
         if self.eval_error:

@@ -29,7 +29,7 @@ class FolderPage(BlockingPage):
         browse.clicked.connect(self._browse)
         self.space = QLabel()
         self.full_path = QLabel()
-        self.full_path.setStyleSheet("color:#555")
+        self.full_path.setProperty("tone", "muted")
         self.full_path.setWordWrap(True)
         row = QWidget()
         rl = QHBoxLayout(row)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QRadioButton, QTableWidget, QTableWidgetItem, QVBoxLayout)
@@ -13,8 +12,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
 from trainer.run.presets import find_preset, load_presets
 from trainer.run.settings import load_settings
 
+from ..logic import theme
 from ..logic import tokens
 from ..logic.estimates import fits_machine
+from ..logic.model_size import model_params_b
 from .common import BlockingPage
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -64,7 +65,7 @@ class ModelPage(BlockingPage):
         self.table.itemSelectionChanged.connect(self._preset_picked)
         self.blurb = QLabel()
         self.blurb.setWordWrap(True)
-        self.blurb.setStyleSheet("color:#555")
+        self.blurb.setProperty("tone", "muted")
 
         self.other_radio = QRadioButton("Another model:")
         self.other_radio.setToolTip("Any Hugging Face model id, a model folder on this computer, or a .gguf file")
@@ -113,7 +114,7 @@ class ModelPage(BlockingPage):
                 item = QTableWidgetItem(text)
                 item.setToolTip(p.blurb if col == 0 else text)
                 if col == 5 and fits is not None:
-                    item.setForeground(QBrush(QColor("#2e7d32" if fits else "#c62828")))
+                    item.setForeground(QBrush(QColor(theme.color("good" if fits else "bad"))))
                 self.table.setItem(row, col, item)
 
     def initializePage(self) -> None:  # noqa: N802
@@ -174,7 +175,9 @@ class ModelPage(BlockingPage):
         c = self.choices
         preset = find_preset(text)
         c.model = text.strip()
-        c.params_b, c.gated = (preset.params_b, preset.gated) if preset else (None, False)
+        # A local .gguf file or model folder: its size from the file headers, for the estimate.
+        c.params_b, c.gated = (preset.params_b, preset.gated) if preset else (model_params_b(c.model) if c.model else None,
+                                                                           False)
         self.blurb.setText(preset.blurb if preset else "")
         self._update_token_row()
         self.changed()

@@ -36,6 +36,14 @@ class NewRunWizard(QWizard):
         elif use_example:
             self.data_page.use_example()
 
+    def done(self, result: int) -> None:
+        """Closing or cancelling the wizard stops every page's worker (a run being
+        made is removed by its worker); nothing here waits for them."""
+        if result != QWizard.DialogCode.Accepted:
+            for page_id in self.pageIds():
+                self.page(page_id).stop_work()
+        super().done(result)
+
     def apply_prefill(self, prefill: dict) -> None:
         c = self.choices
         c.model = prefill.get("model", c.model)

@@ -7,7 +7,7 @@ from trainer.run.reader import Run
 from trainer.run.config import TrainConfig
 from trainer.run.files import TRAIN_DATA
 
-from ..logic.new_run import ADVANCED_FIELDS
+from ..logic.new_run import SETTING_FIELDS
 
 
 def prefill_from_run(path: Path) -> dict:
@@ -20,7 +20,7 @@ def prefill_from_run(path: Path) -> dict:
         "data_path": data,
         "eval_path": eval_path if eval_path and eval_path.is_file() else None,
         "model": cfg.get("model") or base["model"],
-        "settings": {k: cfg.get(k, base[k]) for k in ADVANCED_FIELDS},
+        "settings": {k: cfg.get(k, base[k]) for k in SETTING_FIELDS},
         "seed": cfg.get("seed", base["seed"]),
         "source_name": run.name,
     }

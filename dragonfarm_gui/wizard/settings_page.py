@@ -1,24 +1,25 @@
 """Wizard page 4, Settings: beginner presets in one sentence each, an Advanced
-section with every field, and an estimate of time and memory."""
-from __future__ import annotations
+section with every setting, and an estimate of time and memory.
 
-import dataclasses
+The Advanced form is made from the settings declared on TrainConfig
+(trainer/run/config.py): label, help, range or choices, spin-box step."""
+from __future__ import annotations
 
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
                                QLineEdit, QRadioButton, QScrollArea, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
-from trainer.run.config import DEVICES, PRECISIONS, SCHEDULERS, ConfigError, TrainConfig
+from trainer.run.config import ConfigError, TrainConfig
+from trainer.run.declare import Setting, declared_settings, format_value, parse_text, type_name
 from trainer.run.settings import load_settings
+from trainer.run.training_presets import TRAINING_PRESETS, matching_preset, preset_by_key
 
-from ..logic.estimates import BEGINNER_PRESETS, estimate, matching_preset, measured_speed
-from ..logic.new_run import ADVANCED_FIELDS, HELP, LABELS
+from ..logic.estimates import estimate, measured_speed
+from ..logic.new_run import label_in_sentence
 from .common import BlockingPage
 
-CHOICES = {"lr_scheduler": SCHEDULERS, "device": DEVICES, "precision": PRECISIONS}
-RANGES = {"max_length": (16, 131072), "max_steps": (0, 10_000_000), "batch_size": (1, 1024),
-          "gradient_accumulation": (1, 1024), "lora_r": (1, 1024), "lora_alpha": (1, 4096), "log_every": (1, 100000),
-          "eval_every": (0, 10_000_000), "save_every": (0, 10_000_000), "num_samples": (0, 50),
-          "sample_max_new_tokens": (1, 4096), "seed": (0, 2**31 - 1)}
+# Spin boxes need finite ends; a declared setting without one gets these.
+INT_LIMITS = (-(2**31), 2**31 - 1)
+FLOAT_LIMITS = (-1e12, 1e12)
 
 
 class SettingsPage(BlockingPage):
@@ -29,32 +30,36 @@ class SettingsPage(BlockingPage):
         self.group = QButtonGroup(self)
         presets_box = QVBoxLayout()
         self.radios: dict[str, QRadioButton] = {}
-        for p in BEGINNER_PRESETS:
+        for p in TRAINING_PRESETS:
             radio = QRadioButton(f"{p.title}: {p.sentence}")
-            radio.setToolTip(", ".join(f"{LABELS[k].lower()} {v:g}" for k, v in p.values.items()))
+            radio.setToolTip(", ".join(f"{label_in_sentence(k)} {format_value(v)}" for k, v in p.values.items()))
             radio.toggled.connect(lambda on, key=p.key: on and self.apply_preset(key))
             self.group.addButton(radio)
             self.radios[p.key] = radio
             presets_box.addWidget(radio)
         self.custom_label = QLabel("Custom settings (changed in Advanced).")
-        self.custom_label.setStyleSheet("color:#555")
+        self.custom_label.setProperty("tone", "muted")
         presets_box.addWidget(self.custom_label)
 
         self.toggle = QToolButton()
         self.toggle.setText("Advanced settings")
         self.toggle.setCheckable(True)
         self.toggle.setToolTip("Show every training setting")
-        self.toggle.setStyleSheet("QToolButton { border: none; font-weight: 600; }")
+        self.toggle.setObjectName("sectionToggle")
         self.advanced = QGroupBox()
         form = QFormLayout(self.advanced)
         self.fields: dict[str, QWidget] = {}
-        types = {f.name: f.type for f in dataclasses.fields(TrainConfig)}
-        for key in ADVANCED_FIELDS + ["seed"]:
-            widget = self._make_field(key, str(types[key]))
-            widget.setToolTip(HELP.get(key, ""))
-            self.fields[key] = widget
-            label = QLabel(LABELS.get(key, key) + ":")
-            label.setToolTip(HELP.get(key, ""))
+        self._text_fields = {}
+        for f, setting in declared_settings(TrainConfig):
+            widget = self._make_field(f.name, type_name(f), setting)
+            widget.setToolTip(setting.help)
+            widget.setAccessibleName(setting.label)
+            self.fields[f.name] = widget
+            if isinstance(widget, QLineEdit):
+                self._text_fields[f.name] = f
+            label = QLabel(setting.label + ":")
+            label.setToolTip(setting.help)
+            label.setBuddy(widget)
             form.addRow(label, widget)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -68,8 +73,7 @@ class SettingsPage(BlockingPage):
         self.scroll = scroll
         self.estimate_label = QLabel()
         self.estimate_label.setWordWrap(True)
-        self.estimate_label.setObjectName("estimate")
-        self.estimate_label.setStyleSheet("background:#f3f7fb; border:1px solid #d6e2ee; border-radius:6px; padding:8px")
+        self.estimate_label.setObjectName("infoBox")
         layout = QVBoxLayout(self)
         layout.addLayout(presets_box)
         layout.addWidget(self.toggle)
@@ -82,35 +86,34 @@ class SettingsPage(BlockingPage):
         self.toggle.toggled.connect(lambda on: layout.setStretch(spacer, 0 if on else 1))
         self._loading = False
 
-    def _make_field(self, key: str, typ: str) -> QWidget:
-        if key in CHOICES:
+    def _make_field(self, key: str, typ: str, setting: Setting) -> QWidget:
+        if setting.choices:
             w = QComboBox()
-            w.addItems(CHOICES[key])
+            w.addItems(setting.choices)
             w.currentTextChanged.connect(self._field_changed)
         elif typ == "bool":
             w = QCheckBox()
             w.toggled.connect(self._field_changed)
         elif typ == "int":
             w = QSpinBox()
-            w.setRange(*RANGES.get(key, (0, 1_000_000)))
+            low, high = INT_LIMITS
+            w.setRange(int(setting.min if setting.min is not None else low),
+                       int(setting.max if setting.max is not None else high))
+            if setting.step:
+                w.setSingleStep(int(setting.step))
             w.valueChanged.connect(self._field_changed)
         elif typ == "float":
             w = QDoubleSpinBox()
-            if key == "learning_rate":
-                w.setDecimals(6)
-                w.setRange(0.000001, 0.5)
-                w.setSingleStep(0.00001)
-            elif key == "epochs":
-                w.setDecimals(2)
-                w.setRange(0.0, 1000.0)
-            else:
-                w.setDecimals(3)
-                w.setRange(0.0, 0.99)
-                w.setSingleStep(0.01)
+            w.setDecimals(setting.decimals if setting.decimals is not None else 3)
+            low, high = FLOAT_LIMITS
+            w.setRange(setting.min if setting.min is not None else low, setting.max if setting.max is not None else high)
+            w.setSingleStep(setting.step or 0.01)
             w.valueChanged.connect(self._field_changed)
         else:
             w = QLineEdit()
             w.textChanged.connect(self._field_changed)
+        if isinstance(w, (QSpinBox, QDoubleSpinBox)) and setting.zero_means and setting.min == 0:
+            w.setSpecialValueText(f"0 ({setting.zero_means})")
         return w
 
     # ----- values ---------------------------------------------------------------------
@@ -146,13 +149,11 @@ class SettingsPage(BlockingPage):
             elif isinstance(w, QDoubleSpinBox):
                 out[key] = float(w.value())
             else:
-                text = w.text().strip()
-                out[key] = text if text in ("all-linear", "") else [t.strip() for t in text.split(",") if t.strip()]
+                out[key] = parse_text(self._text_fields[key], w.text())
         return out
 
     def apply_preset(self, key: str) -> None:
-        preset = next(p for p in BEGINNER_PRESETS if p.key == key)
-        self.load_values(preset.values)
+        self.load_values(preset_by_key(key).config_values())
 
     def _field_changed(self, *_args) -> None:
         if self._loading or self.wizard() is None:

@@ -2,14 +2,22 @@
 from __future__ import annotations
 
 import html
+import logging
+import shutil
+from pathlib import Path
 
 from PySide6.QtWidgets import QCheckBox, QTextBrowser, QVBoxLayout
 
 from trainer.run.config import ConfigError
 from trainer.dataimport import DataImportError, create_run, eval_count
 
-from ..logic.estimates import matching_preset, preset_by_key
-from .common import BlockingPage
+from ..logic import theme
+from ..logic.dataview import create_progress
+from ..logic.new_run import settings_line
+from ..process.worker import JobRunner
+from .common import BlockingPage, ProgressRow
+
+log = logging.getLogger(__name__)
 
 
 class SummaryPage(BlockingPage):
@@ -24,13 +32,26 @@ class SummaryPage(BlockingPage):
         self.start_box.setToolTip("Untick to only make the run folder; you can start it later from its page")
         self.start_box.toggled.connect(self._start_toggled)
         self.error: str | None = None
+        self.created: Path | None = None
+        self.total_rows = 0
+        self.progress_row = ProgressRow("Making the run folder", "Stop")
+        self.progress_row.button_clicked.connect(self.cancel_creation)
+        self.creator = JobRunner(self)
+        self.creator.progress.connect(self._progress)
+        self.creator.done.connect(self._created)
+        self.creator.failed.connect(self._failed)
+        self.creator.cancelled.connect(self._cancelled)
+        self.creator.busy_changed.connect(self._busy_changed)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary, 1)
         layout.addWidget(self.start_box)
+        layout.addWidget(self.progress_row)
         layout.addWidget(self.reason)
 
     def initializePage(self) -> None:  # noqa: N802
         self.error = None
+        self.created = None
+        self.progress_row.show_idle()
         self.summary.setHtml(self.summary_html())
         self._start_toggled(self.start_box.isChecked())
         self.changed()
@@ -45,34 +66,81 @@ class SummaryPage(BlockingPage):
         r = c.report
         usable = r.counts.usable if r is not None else 0
         held = 0 if c.eval_path else eval_count(usable, c.eval_fraction)
-        preset = matching_preset(c.settings)
-        s = c.settings
         rows = [
             ("Examples", f"{c.data_path.name if c.data_path else '?'}: {usable - held:,} to train on, "
                          + (f"held-out file {c.eval_path.name}" if c.eval_path else f"{held:,} held out")),
             ("Columns", r.shape_words if r is not None else "?"),
             ("Model", c.model + (" (needs your Hugging Face token)" if c.gated else "")),
             ("Run folder", str((c.runs_dir / c.name) if c.runs_dir else "?")),
-            ("Settings", (preset_by_key(preset).title if preset else "Custom")
-             + f": {s['epochs']:g} epochs, learning rate {s['learning_rate']:g}, LoRA rank {s['lora_r']}, "
-               f"batch size {s['batch_size']}, max length {s['max_length']}"),
+            ("Settings", settings_line(c.settings)),
         ]
-        body = "".join(f"<tr><td style='color:#555; padding:4px 12px 4px 0' valign='top'>{html.escape(k)}</td>"
+        body = "".join(f"<tr><td style='color:{theme.color('muted')}; padding:4px 12px 4px 0' valign='top'>"
+                       f"{html.escape(k)}</td>"
                        f"<td style='padding:4px 0'>{html.escape(v)}</td></tr>" for k, v in rows)
         return f"<table>{body}</table>"
 
     def problem(self) -> str | None:
         return self.error
 
+    def busy(self) -> bool:
+        return self.creator.busy()
+
     def validatePage(self) -> bool:  # noqa: N802
-        """Make the run folder with the same function `dragonfarm new` uses."""
+        """Finish: make the run folder in the worker, with the same function
+        `dragonfarm new` uses; the wizard closes when it is made."""
+        if self.created is not None:
+            self.wizard().created_run = self.created
+            self.wizard().start_now = self.choices.start_now
+            return True
+        if not self.creator.busy():
+            self.start_creation()
+        return False
+
+    def start_creation(self) -> None:
         c = self.choices
-        try:
-            c_run = create_run(c.data_path, **c.create_run_kwargs())
-        except (DataImportError, ConfigError, OSError) as exc:
-            self.error = f"The run could not be made: {getattr(exc, 'message', None) or exc}"
-            self.changed()
-            return False
-        self.wizard().created_run = c_run
-        self.wizard().start_now = c.start_now
-        return True
+        data_path, kwargs = c.data_path, c.create_run_kwargs()
+        self.total_rows = c.report.counts.rows if c.report is not None else 0
+        self.error = None
+        self.creator.start(lambda job: create_run(data_path, progress=job.check, **kwargs),
+                           discard=lambda run: shutil.rmtree(run, ignore_errors=True))
+        self.progress_row.show_busy("Making the run folder…", 0, tip="Stop making the run; nothing is kept")
+
+    def cancel_creation(self) -> None:
+        """Cancel: the worker stops and removes what it made so far."""
+        self.creator.cancel()
+
+    def stop_work(self) -> None:
+        self.creator.cancel(quiet=True)
+
+    def cleanupPage(self) -> None:  # noqa: N802 - Back: a run being made is cancelled (and removed)
+        self.stop_work()
+        self.progress_row.show_idle()
+        super().cleanupPage()
+
+    def _progress(self, phase: str, rows: int) -> None:
+        per_mille, words = create_progress(phase, rows, self.total_rows)
+        self.progress_row.show_busy(words, per_mille, tip="Stop making the run; nothing is kept")
+
+    def _busy_changed(self, busy: bool) -> None:
+        if not busy:
+            self.progress_row.show_idle()
+        self.start_box.setEnabled(not busy)
+        self.changed()
+
+    def _created(self, run: Path) -> None:
+        self.created = Path(run)
+        if self.wizard() is not None:
+            self.wizard().accept()  # validatePage now says yes
+
+    def _failed(self, exc: BaseException) -> None:
+        if isinstance(exc, (DataImportError, ConfigError, OSError)):
+            words = getattr(exc, "message", None) or str(exc)
+            fix = getattr(exc, "fix", "")
+            self.error = f"The run could not be made: {words}" + (f" {fix}" if fix else "")
+        else:
+            log.error("run creation failed", exc_info=exc)
+            self.error = f"The run could not be made: {exc}. The full message is in the log."
+        self.changed()
+
+    def _cancelled(self) -> None:
+        self.progress_row.show_idle("Cancelled: no run folder was made.")

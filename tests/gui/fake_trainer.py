@@ -8,12 +8,14 @@ FAKE_HANG_AT (step at which to hang, for kill tests), FAKE_CHECK_JSON
 """
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from trainer.run import status as st  # noqa: E402
+from trainer.run.lock import TrainerLock  # noqa: E402
 from trainer.run.progress import ProgressWriter  # noqa: E402
 
 DEFAULT_CHECK = {"device": "cpu", "device_name": "Fake CPU", "precision": "fp32", "torch_version": "2.13.0",
@@ -27,7 +29,13 @@ def train(run: Path, resume: bool) -> int:
     steps = int(os.environ.get("FAKE_STEPS", "6"))
     delay = float(os.environ.get("FAKE_DELAY", "0.05"))
     hang_at = int(os.environ.get("FAKE_HANG_AT", "0"))
+    lock = TrainerLock(run).acquire()  # like `dragonfarm train`: held until this process ends  # noqa: F841
     start = 0
+    if not resume:  # a fresh start clears the last try's results, as the real trainer does
+        for name in ("progress.jsonl", "eval.json", "samples.json"):
+            (run / name).unlink(missing_ok=True)
+        for name in ("checkpoints", "adapter"):
+            shutil.rmtree(run / name, ignore_errors=True)
     if resume:
         ckpts = sorted(int(p.name.split("-")[1]) for p in (run / "checkpoints").glob("step-*"))
         start = ckpts[-1] if ckpts else 0

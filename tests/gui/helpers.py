@@ -37,3 +37,9 @@ def write_status(run: Path, state: str, *, live: bool = True, **fields) -> dict:
     data.update(fields)
     write_json_atomic(run / "status.json", data)
     return data
+
+
+def wizard_idle(qtbot, wizard, timeout: int = 15000) -> None:
+    """Wait until no wizard page has work in its worker (scan, held-out check, run creation)."""
+    pages = [wizard.page(i) for i in wizard.pageIds()]
+    qtbot.waitUntil(lambda: not any(p.busy() for p in pages), timeout=timeout)

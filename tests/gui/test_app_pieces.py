@@ -15,7 +15,6 @@ from trainer.run import status as st
 from trainer.run.config import TrainConfig
 from trainer.run.settings import load_settings
 
-from .conftest import FIXTURES
 from .helpers import write_status
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,8 +66,10 @@ def test_window_looks_like_an_app(window):
     assert not app_icon().isNull()
 
 
-def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, sample_run, monkeypatch):
+def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, qtbot, sample_run, monkeypatch):
     from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
+
+    from .helpers import wizard_idle
 
     made = []
     monkeypatch.setattr(NewRunWizard, "exec", lambda self: made.append(self) or 0)
@@ -80,6 +81,7 @@ def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, sample_r
     assert wiz.choices.eval_path == sample_run / "data" / "eval.jsonl"
     assert wiz.choices.settings["lora_r"] == 4 and wiz.choices.settings["learning_rate"] == 1e-3
     assert wiz.choices.name == "support-copy"
+    wizard_idle(qtbot, wiz)  # the file is scanned in a worker
     assert wiz.choices.report.counts.usable == 11  # the run's training examples, as chats
     assert wiz.choices.report.shape == "messages"
     wiz.deleteLater()
@@ -142,7 +144,8 @@ def test_every_setting_has_a_tooltip(qtbot, tmp_path):
 
 
 def test_estimates_and_presets():
-    from dragonfarm_gui.logic.estimates import estimate, format_duration, matching_preset, preset_by_key
+    from dragonfarm_gui.logic.estimates import estimate, format_duration
+    from trainer.run.training_presets import matching_preset, preset_by_key
 
     assert format_duration(42) == "42 s" and format_duration(125) == "2 min 05 s"
     assert format_duration(3 * 3600 + 120) == "3 h 02 min" and format_duration(None) == "—"

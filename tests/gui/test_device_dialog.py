@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtWidgets import QLabel
 
 from dragonfarm_gui.widgets.device_dialog import DeviceDialog, parse_check_output
 from trainer.run.settings import load_settings

@@ -186,13 +186,16 @@ def test_wizard_start_trains_the_new_run(window, qtbot, runs_dir, fake_python, m
     from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
 
     from .conftest import FIXTURES
+    from .helpers import wizard_idle
 
     def drive(wiz):
         wiz.show()
         wiz.data_page.set_file(FIXTURES / "support.csv")
+        wizard_idle(qtbot, wiz)
         for _ in range(4):
             wiz.next()
         wiz.button(QWizard.WizardButton.FinishButton).click()
+        qtbot.waitUntil(lambda: wiz.isHidden(), timeout=15000)
         return wiz.result()
 
     monkeypatch.setattr(NewRunWizard, "exec", drive)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QWizard
 from dragonfarm_gui.wizard.new_run_wizard import NewRunWizard
 
 from .conftest import FIXTURES
+from .helpers import wizard_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = FIXTURES / "support.csv"
@@ -39,8 +40,10 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     # Data
     assert not _next_enabled(wizard)
     wizard.data_page.set_file(CSV)
+    wizard_idle(qtbot, wizard)
     wizard.data_page.system_edit.setText(SYSTEM)
     wizard.data_page.system_edit.editingFinished.emit()
+    wizard_idle(qtbot, wizard)
     wizard.data_page.eval_spin.setValue(25)
     assert _next_enabled(wizard), wizard.data_page.reason.text()
     assert wizard.choices.mapping.system_prompt == SYSTEM
@@ -59,8 +62,10 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     wizard.next()
     # Summary: only make the folder
     wizard.summary_page.start_box.setChecked(False)
-    assert "1 epochs" in wizard.summary_page.summary.toPlainText()
+    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0002, batch size 4, LoRA rank 8"
+            in wizard.summary_page.summary.toPlainText())
     wizard.button(QWizard.WizardButton.FinishButton).click()
+    qtbot.waitUntil(lambda: wizard.created_run is not None, timeout=15000)
     made = wizard.created_run
     assert made == tmp_path / "wizard-runs" / "wizard-run"
     assert wizard.start_now is False
@@ -85,9 +90,10 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     assert sorted(p.name for p in made.rglob("*")) == sorted(p.name for p in cli.rglob("*"))
 
 
-def test_data_page_shows_shape_preview_problems_and_split(wizard):
+def test_data_page_shows_shape_preview_problems_and_split(wizard, qtbot):
     page = wizard.data_page
     page.set_file(CSV)
+    wizard_idle(qtbot, wizard)
     assert "12 usable examples" in page.detected.text()
     assert page.combos["prompt_column"].currentText() == "Question"
     assert page.combos["reply_column"].currentText() == "Answer"
@@ -97,31 +103,38 @@ def test_data_page_shows_shape_preview_problems_and_split(wizard):
     assert page.split_label.text().startswith("All 12 examples train: with fewer than 20 examples each one matters")
 
 
-def test_data_page_blocks_with_reasons(wizard, tmp_path):
+def test_data_page_blocks_with_reasons(wizard, qtbot, tmp_path):
     page = wizard.data_page
     assert page.reason.text() == "Choose a file with your examples, or use the example dataset, to continue."
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     page.set_file(empty)
+    wizard_idle(qtbot, wizard)
     assert not _next_enabled(wizard) and "empty" in page.reason.text().lower()
     page.set_file(CSV)
+    wizard_idle(qtbot, wizard)
     page.set_mapping(shape="columns", prompt_column="Nope", reply_column="Answer")
+    wizard_idle(qtbot, wizard)
     assert not _next_enabled(wizard)
     assert page.reason.text().startswith("None of the rows can be used yet: support.csv has no column 'Nope'")
     page.set_mapping(shape="columns", prompt_column="Question", reply_column="Answer")
+    wizard_idle(qtbot, wizard)
     assert _next_enabled(wizard)
 
 
-def test_example_dataset_is_one_click_away(wizard):
+def test_example_dataset_is_one_click_away(wizard, qtbot):
     wizard.data_page.example_button.click()
+    wizard_idle(qtbot, wizard)
     assert wizard.choices.data_path is not None and wizard.choices.data_path.parent.name == "examples"
     assert _next_enabled(wizard), wizard.data_page.reason.text()
 
 
-def test_model_page_blocks_bad_models_and_asks_for_token(wizard, tmp_path):
+def test_model_page_blocks_bad_models_and_asks_for_token(wizard, qtbot, tmp_path):
     from dragonfarm_gui.logic import tokens
 
     wizard.data_page.set_file(CSV)
+
+    wizard_idle(qtbot, wizard)
     wizard.next()
     page = wizard.model_page
     page.set_other("not a model id")
@@ -146,8 +159,9 @@ def test_model_page_blocks_bad_models_and_asks_for_token(wizard, tmp_path):
     assert tokens.token_file().stat().st_mode & 0o777 == 0o600
 
 
-def test_folder_and_settings_pages_block_with_reasons(wizard, tmp_path):
+def test_folder_and_settings_pages_block_with_reasons(wizard, qtbot, tmp_path):
     wizard.data_page.set_file(CSV)
+    wizard_idle(qtbot, wizard)
     wizard.next()
     wizard.next()
     page = wizard.folder_page

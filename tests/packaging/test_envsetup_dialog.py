@@ -33,7 +33,7 @@ def make_dialog(qtbot, fake_uv, env_layout):
     for dlg in made:
         if dlg.is_running():
             dlg.cancel()
-            qtbot.waitUntil(lambda: not dlg.is_running(), timeout=WAIT_MS)
+            qtbot.waitUntil(lambda d=dlg: not d.is_running(), timeout=WAIT_MS)
         assert dlg._proc is None
 
 

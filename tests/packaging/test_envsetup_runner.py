@@ -55,7 +55,7 @@ def test_commands_in_order_and_a_marked_environment(fake_uv, env_layout):
     assert marker["app_version"] == "0.1.0"
     site = env_layout.site_packages(env)
     assert (site / "trainer" / "run" / "launch.py").is_file()
-    assert (site / "resources" / "presets.json").is_file()
+    assert (site / "trainer" / "resources" / "presets.json").is_file()
     assert not list(site.rglob("__pycache__"))
     log = env_layout.log_file.read_text()
     assert "step 3/7: Installing PyTorch" in log and "Setup finished." in log

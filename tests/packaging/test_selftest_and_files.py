@@ -15,7 +15,7 @@ from trainer import __version__
 from trainer.run import launch
 
 ROOT = Path(__file__).resolve().parents[2]
-ICONS = ROOT / "resources" / "icons"
+ICONS = ROOT / "trainer" / "resources" / "icons"
 
 
 class FakeWindow:
@@ -59,7 +59,8 @@ def test_self_test_passes_and_writes_a_report(monkeypatch, tmp_path, capsys):
     data = json.loads(report.read_text())
     assert data["passed"] is True and data["device"] == CHECK
     names = [item["check"] for item in data["results"]]
-    assert names == ["main window", "resources", "icon", "trainer sources", "trainer requirements", "device check"]
+    assert names == ["main window", "resources", "icon", "trainer sources", "trainer requirements", "stylesheet",
+                     "device check"]
     out = capsys.readouterr().out
     assert "self-test PASS: device check: device cpu: Training will use the CPU." in out
     assert "self-test passed in" in out

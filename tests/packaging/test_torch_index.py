@@ -51,10 +51,10 @@ def win(driver, cap=None, name="NVIDIA GeForce RTX 4070"):
     # Windows without NVIDIA, and Windows on ARM
     (MachineFacts("windows", "AMD64"), "cpu", CPU_INDEX),
     (MachineFacts("windows", "ARM64", "581.57", (8, 9)), "cpu", CPU_INDEX),
-    # Apple Silicon and Linux: the default index
+    # Apple Silicon and Linux with NVIDIA: the default index; Linux x86_64 without: CPU (no CUDA download)
     (MachineFacts("macos", "arm64"), "default", None),
     (MachineFacts("linux", "x86_64", "580.95.05", (8, 9)), "default", None),
-    (MachineFacts("linux", "x86_64"), "default", None),
+    (MachineFacts("linux", "x86_64"), "cpu", CPU_INDEX),
     (MachineFacts("linux", "aarch64"), "default", None),
     # something else entirely
     (MachineFacts("freebsd14", "amd64"), "cpu", CPU_INDEX),

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from trainer.cli import main
-from trainer.results.export.check import compare, greedy_ids, held_out_prompts
+from trainer.results.check import compare, greedy_ids, held_out_prompts
 from trainer.results.merge import MERGE_INFO, merge, merged_is_current
 
 PROMPTS = [[{"role": "user", "content": "What is 3 plus 4?"}],

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import stat
 import zipfile
 from pathlib import Path
@@ -32,15 +33,20 @@ def test_pack_then_unpack_gives_an_identical_run(run, tmp_path):
     assert not any("/checkpoints/" in n or "/data/" in n for n in names)
     target = unpack(archive, tmp_path / "runs")
     assert target == tmp_path / "runs" / "shared-run"
-    expected = {k: v for k, v in hashes(run).items() if not k.startswith(("checkpoints/", "data/"))}
-    assert hashes(target) == expected
-    assert len(expected) == 8  # config, status, progress, eval, samples, 2 adapter files, log
+    expected = {k: v for k, v in hashes(run).items() if not k.startswith(("checkpoints/", "data/", "status.json"))}
+    got = hashes(target)
+    assert got.pop("status.json") and got == expected  # status.json loses only the pid and host name
+    status = json.loads((target / "status.json").read_text())
+    assert "pid" not in status and "host" not in status
+    assert status["state"] == json.loads((run / "status.json").read_text())["state"]
+    assert len(expected) == 7  # (status apart) config, progress, eval, samples, 2 adapter files, log
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["shared-run"]  # no staging left behind
 
 
 def test_with_data_includes_the_examples(run, tmp_path):
     target = unpack(pack(run, tmp_path / "d.zip", with_data=True), tmp_path / "runs")
-    assert hashes(target) == {k: v for k, v in hashes(run).items() if not k.startswith("checkpoints/")}
+    assert {k: v for k, v in hashes(target).items() if k.startswith("data/")} == \
+        {k: v for k, v in hashes(run).items() if k.startswith("data/")}
 
 
 def test_never_overwrites_an_existing_run(run, tmp_path):
@@ -65,8 +71,16 @@ def test_cli_pack_and_unpack(run, tmp_path, capsys, monkeypatch):
     assert "Imported the run into" in capsys.readouterr().out
 
 
-def _zip(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+def _zip(path: Path, members: list[tuple[zipfile.ZipInfo | str, bytes]], manifest: bool = False) -> Path:
+    """A hand-made archive; manifest=True adds a true list of its contents, as pack writes it."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        if manifest:
+            listed = {}
+            for info, data in members:
+                name = info.filename if isinstance(info, zipfile.ZipInfo) else info
+                listed[name.split("/", 1)[1]] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            top = (members[0][0] if isinstance(members[0][0], str) else members[0][0].filename).split("/")[0]
+            zf.writestr(f"{top}/{MANIFEST}", json.dumps({"files": listed}))
         for info, data in members:
             zf.writestr(info, data)
     return path
@@ -115,19 +129,20 @@ def test_oversized_member_and_archive_are_refused(tmp_path):
 
 def test_declared_sizes_are_not_trusted(tmp_path):
     """A member whose header claims 10 bytes but holds a megabyte: the bytes read are capped."""
-    archive = _zip(tmp_path / "liar.zip", [CONFIG, ("evil/logs/trainer.log", bytes(range(256)) * 4096)])
+    archive = _zip(tmp_path / "liar.zip", [CONFIG, ("evil/logs/trainer.log", bytes(range(256)) * 4096)], manifest=True)
     data = bytearray(archive.read_bytes())
     with zipfile.ZipFile(archive) as zf:
         local = zf.getinfo("evil/logs/trainer.log").header_offset
-    central = data.index(b"PK\x01\x02", data.index(b"PK\x01\x02") + 4)  # the second member's entry
+    central = data.rindex(b"evil/logs/trainer.log") - 46  # its central directory entry (46 fixed bytes)
     for offset in (local + 22, central + 24):  # uncompressed size fields
         assert int.from_bytes(data[offset:offset + 4], "little") == 256 * 4096
         data[offset:offset + 4] = (10).to_bytes(4, "little")
     archive.write_bytes(bytes(data))
     assert zipfile.ZipFile(archive).getinfo("evil/logs/trainer.log").file_size == 10
-    with pytest.raises(UserError, match="cannot be imported: (it is damaged|.*more data than it declares)"):
+    with pytest.raises(UserError, match="cannot be imported: (it is damaged|.*more data than it declares|"
+                                        ".*changed after packing)"):
         unpack(archive, tmp_path / "runs")
-    assert not any((tmp_path / "runs").iterdir())
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 def test_changed_file_and_not_a_run_are_refused(run, tmp_path):
@@ -138,7 +153,7 @@ def test_changed_file_and_not_a_run_are_refused(run, tmp_path):
     with pytest.raises(UserError, match="eval.json is missing or was changed after packing"):
         unpack(_zip(tmp_path / "changed.zip", members), tmp_path / "runs")
     with pytest.raises(UserError, match="there is no config.json"):
-        unpack(_zip(tmp_path / "norun.zip", [("x/readme.txt", b"hi")]), tmp_path / "runs")
+        unpack(_zip(tmp_path / "norun.zip", [("x/readme.txt", b"hi")], manifest=True), tmp_path / "runs")
     (tmp_path / "junk.zip").write_bytes(b"not a zip")
     with pytest.raises(UserError, match="not a readable .zip file"):
         unpack(tmp_path / "junk.zip", tmp_path / "runs")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from trainer.cli import main
 
 
@@ -30,6 +32,7 @@ def test_not_a_run_folder_is_explained(tmp_path, capsys):
     assert "is not a DragonFarm run folder" in err and "dragonfarm new" in err
 
 
+@pytest.mark.filterwarnings("error:`is_gradient_checkpointing`:FutureWarning")  # peft's, silenced at our call
 def test_train_status_generate(tiny_run_dir, capsys):
     assert main(["train", str(tiny_run_dir)]) == 0
     assert "Finished" in capsys.readouterr().out
@@ -88,3 +91,11 @@ def test_runs_dir_order_and_run_names(tmp_path, monkeypatch, capsys):
     assert "first: Not started yet" in capsys.readouterr().out
     assert main(["list", "--runs-dir", str(tmp_path / "empty")]) == 0
     assert "No runs in" in capsys.readouterr().out
+
+
+# peft reads transformers' deprecated is_gradient_checkpointing; `dragonfarm train` must not print that.
+@pytest.mark.filterwarnings("error:`is_gradient_checkpointing`:FutureWarning")
+def test_resume_without_checkpoint_says_it_starts_again(tiny_run_dir, capsys):
+    assert main(["train", str(tiny_run_dir), "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "starts again from the beginning" in out and "Finished" in out

@@ -30,7 +30,10 @@ def test_wrong_types_name_the_field():
 
 
 @pytest.mark.parametrize("field,value,message", [
-    ("learning_rate", -1, "learning_rate: -1.0 is out of range; use a small positive number such as 0.0002"),
+    ("learning_rate", -1, "learning_rate: -1.0 is out of range; use 0.000001 to 0.5 (0.0002 is typical)"),
+    ("lora_alpha", 0, "lora_alpha: 0 is out of range; use 1 to 4096 (32 is typical)"),
+    ("warmup_ratio", 0.7, "warmup_ratio: 0.7 is out of range; use 0 to 0.5 (0.05 is typical)"),
+    ("eval_every", -1, "eval_every: -1 is out of range; use 0 to 10000000; 0 means about five times per run"),
     ("batch_size", 0, "batch_size: 0 is out of range; use 1 to 1024 (4 is typical)"),
     ("lr_scheduler", "wavy", "lr_scheduler: 'wavy' is not known; use one of cosine, linear, constant"),
     ("device", "tpu", "device: 'tpu' is not known; use one of auto, cuda, mps, cpu"),

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
-from trainer.run.reader import Run, list_runs, verdict
+from trainer.run.reader import list_runs, verdict
 from trainer.run.progress import ProgressReader, ProgressWriter, read_progress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,8 @@ def test_contract_modules_import_without_torch():
         "        if name.split('.')[0] in ('torch', 'transformers', 'peft', 'accelerate', 'PySide6'):\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import trainer.run.config, trainer.run.status, trainer.run.progress, trainer.api, trainer.run.presets, trainer.run.settings, trainer.run.launch\n"
+        "import trainer.run.config, trainer.run.status, trainer.run.progress, trainer.api, trainer.run.presets, "
+        "trainer.run.settings, trainer.run.launch\n"
         "import trainer.cli\n"
         "trainer.cli.build_parser()\n"
         "assert not any(m.split('.')[0] in ('torch', 'transformers', 'peft') for m in sys.modules)\n"

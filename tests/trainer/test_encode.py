@@ -4,7 +4,7 @@ from trainer.engine.models import DEFAULT_CHAT_TEMPLATE
 
 
 def trained_text(tok, example):
-    return [tok.decode([i]) for i, l in zip(example.input_ids, example.labels) if l != IGNORE]
+    return [tok.decode([i]) for i, lab in zip(example.input_ids, example.labels) if lab != IGNORE]
 
 
 def test_single_turn_trains_reply_and_end_of_turn_only(smollm2_tokenizer):
@@ -14,7 +14,7 @@ def test_single_turn_trains_reply_and_end_of_turn_only(smollm2_tokenizer):
     assert not truncated
     assert trained_text(tok, ex) == ["Hello", "!", " How", " can", " I", " help", "?", "<|im_end|>"]
     # labels equal ids where trained, and the trained run is contiguous at the reply
-    positions = [i for i, l in enumerate(ex.labels) if l != IGNORE]
+    positions = [i for i, lab in enumerate(ex.labels) if lab != IGNORE]
     assert all(ex.labels[i] == ex.input_ids[i] for i in positions)
     assert positions == list(range(positions[0], positions[0] + 8))
     assert tok.decode(ex.input_ids[: positions[0]]).endswith("<|im_start|>assistant\n")

@@ -1,7 +1,6 @@
 """Integration on the tiny model: a real run, cancel, kill and resume."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -39,7 +38,6 @@ def test_tiny_run_writes_every_file(tiny_run_dir):
 
 
 def test_adapter_loads_with_plain_peft_and_moved(tiny_run_dir, tiny_model_dir):
-    import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -110,10 +108,21 @@ def test_kill_then_resume_continues_from_checkpoint(make_run):
     assert len(run.checkpoints()) == 2
 
 
-def test_resume_without_checkpoint_is_a_clear_error(make_run):
-    run_dir = make_run("nockpt")
-    assert train(run_dir, resume=True, verbose=False) == st.FAILED
-    assert "no checkpoint to resume from" in Run(run_dir).status()["error"]
+def test_resume_without_checkpoint_starts_from_the_beginning(make_run):
+    """A run that failed before its first save (e.g. the libraries were missing) resumes by starting again."""
+    from trainer.engine.loop import NO_CHECKPOINT_RESTART
+
+    run_dir = make_run("nockpt", max_steps=4, eval_every=1000)
+    st.write_json_atomic(run_dir / "status.json", {"state": st.FAILED, "error": "No module named 'torch'"})
+    (run_dir / "progress.jsonl").write_text('{"step": 7, "loss": 9.0}\n')  # stale lines from the failed try
+    assert train(run_dir, resume=True, verbose=False) == st.DONE
+    run = Run(run_dir)
+    assert "resumed_from" not in run.status()
+    assert [r["step"] for r in run.train_records()] == [1, 2, 3, 4]
+    log = run.log_path.read_text(encoding="utf-8")
+    assert NO_CHECKPOINT_RESTART in log
+    modules = log.split("LoRA on ", 1)[1].split(":", 1)[0].split(", ")
+    assert len(modules) > 1 and modules == sorted(modules)  # the same order on every run
 
 
 def test_all_examples_without_replies_fail_in_words(tmp_path, tiny_model_dir):

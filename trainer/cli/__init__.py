@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 
@@ -51,12 +52,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dragonfarm: stopped.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`dragonfarm inspect FILE | head`): stop quietly.
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a program stopped by a closed pipe
     except Exception as exc:  # noqa: BLE001 - the last line of defence for the person
         if args.debug:
             traceback.print_exc()
         print(f"dragonfarm: something went wrong: {type(exc).__name__}: {exc}\n"
               "Run again with --debug for the details, or see the run's logs/trainer.log.", file=sys.stderr)
         return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so Python's last flush at exit does not
+    fail again on the closed pipe and print "Exception ignored..."."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,9 +9,10 @@ import re
 import sys
 import textwrap
 
+from trainer.cli.flags import add_preset_flag, add_setting_flags, setting_values
+from trainer.run.config import DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, MAX_EVAL_FRACTION, TrainConfig
 from trainer.run.files import IMPORT_FILE
 
-DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PREVIEW_CHARS = 400
 SHOW_PROBLEMS = 20
 _ROLE_WORDS = {"system": "System", "user": "User", "assistant": "Assistant"}
@@ -26,7 +27,6 @@ def _mapping_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--input-column", help="an extra column added under the prompt (Alpaca 'input')")
     g.add_argument("--system-column", help="a column with a system prompt for each row")
     g.add_argument("--system", metavar="TEXT", help="one system prompt for every example")
-    g.add_argument("--max-length", type=int, help="longest example in tokens (default 1024)")
     g.add_argument("--tokenizer", metavar="MODEL", help="count lengths in this model's tokens (a preset, Hub id, "
                    "model folder or .gguf; loads the model's tokenizer, which takes a few seconds)")
 
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "become prompts and replies, the first examples, counts and problems.")
     p.add_argument("file", help="a .csv, .tsv, .xlsx, .json or .jsonl file")
     _mapping_args(p)
+    add_setting_flags(p, only=("max_length",))
     p.add_argument("--rows", type=int, default=3, help="how many examples to show (default 3)")
     p.add_argument("--first", type=int, metavar="N", help="look only at the first N rows (quick, for big files)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -49,19 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--model", default=DEFAULT_MODEL, help=f"the model to teach (default {DEFAULT_MODEL})")
     n.add_argument("--name", help="the run's name (default: the data file's name)")
     n.add_argument("--runs-dir", help="where runs are kept (default: the app's runs folder)")
-    n.add_argument("--eval-fraction", type=float, default=0.1,
-                   help="share of examples held out to check progress (default 0.1)")
+    n.add_argument("--eval-fraction", type=float, default=DEFAULT_EVAL_FRACTION,
+                   help=f"share of examples held out to check progress, 0 to {MAX_EVAL_FRACTION:g} "
+                        f"(default {DEFAULT_EVAL_FRACTION:g})")
     n.add_argument("--eval-file", help="a separate file of held-out examples instead")
-    n.add_argument("--seed", type=int, default=42, help="seed for the held-out split and training")
+    add_preset_flag(n)
     _mapping_args(n)
-    t = n.add_argument_group("training settings (can be changed later in config.json)")
-    t.add_argument("--epochs", type=float)
-    t.add_argument("--max-steps", type=int)
-    t.add_argument("--learning-rate", type=float)
-    t.add_argument("--batch-size", type=int)
-    t.add_argument("--lora-r", type=int)
-    t.add_argument("--lora-alpha", type=int)
-    t.add_argument("--device", choices=("auto", "cuda", "mps", "cpu"))
+    add_setting_flags(n)
     n.add_argument("--quiet", action="store_true", help="print only the new run folder")
     n.set_defaults(func=cmd_new)
 
@@ -100,8 +95,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
     _safe_stdout()
     report = inspect_file(args.file, sheet=args.sheet, mapping=_mapping_from(args),
-                          max_length=args.max_length or 1024, preview_rows=max(0, args.rows), limit=args.first,
-                          tokenizer=_tokenizer_from(args))
+                          max_length=args.max_length or TrainConfig().max_length, preview_rows=max(0, args.rows),
+                          limit=args.first, tokenizer=_tokenizer_from(args))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -115,25 +110,34 @@ def cmd_new(args: argparse.Namespace) -> int:
     from trainer.run.settings import runs_dir
 
     _safe_stdout()
-    overrides = {"epochs": args.epochs, "max_steps": args.max_steps, "learning_rate": args.learning_rate,
-                 "batch_size": args.batch_size, "lora_r": args.lora_r, "lora_alpha": args.lora_alpha,
-                 "max_length": args.max_length, "device": args.device}
+    overrides = setting_values(args)
+    seed = overrides.pop("seed", DEFAULT_SEED)  # the held-out split uses it too
     run = create_run(args.data, runs_dir=runs_dir(args.runs_dir), name=args.name,
                      model=resolve_model_id(args.model), mapping=_mapping_from(args), sheet=args.sheet,
-                     eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=args.seed,
+                     eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=seed,
                      config_overrides=overrides, tokenizer=_tokenizer_from(args))
     if args.quiet:
         print(run)
         return 0
     record = json.loads((run / IMPORT_FILE).read_text(encoding="utf-8"))
     split, warned = record["split"], record["warnings_total"]
+    src = record["source"]
+    fmt = {"xlsx": "Excel workbook"}.get(src["format"], src["format"].upper())
+    how = read_as(src.get("delimiter"), src.get("encoding"))
+    sheet = f", sheet '{src['sheet']}'" if src.get("sheet") else ""
     print(f"Made the run folder: {run}")
+    print(f"  read {src['file']} as {fmt}{', ' + how if how else ''}{sheet}"
+          + (" (encoding guessed: check the examples)" if src.get("encoding_guessed") else ""))
+    print("  using:")
+    for line in mapping_lines(record["mapping"]):
+        print("  " + line)
     if args.eval_file or split["eval"] or not args.eval_fraction:
         print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
     else:
         from trainer.dataimport import split_sentence
 
         print("  " + split_sentence(split["train"], args.eval_fraction))
+
     if warned:
         print(f"  {warned:,} rows had problems and were skipped or flagged; "
               f"see `dragonfarm inspect {_quote(args.data)}`")
@@ -172,27 +176,18 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
 def render_report(r, args: argparse.Namespace | None = None) -> str:
     out = []
     fmt = r.format.upper() if r.format != "xlsx" else "Excel workbook"
-    extra = []
-    if r.delimiter:
-        extra.append(f"{_DELIM_WORDS.get(r.delimiter, repr(r.delimiter))}-separated")
-    if r.encoding:
-        extra.append({"utf-8-sig": "UTF-8", "cp1252": "Windows-1252"}.get(r.encoding, r.encoding.upper()))
-    out.append(f"File:        {r.file} ({fmt}{', ' + ', '.join(extra) if extra else ''})")
+    out.append(f"File:        {r.file} ({fmt}{', ' + read_as(r.delimiter, r.encoding) if r.encoding else ''})")
+    if r.encoding_guessed:
+        out.append(f"Encoding:    {r.encoding_words}, guessed (the file is not UTF-8): check the letters in the "
+                   "examples below")
     if r.sheets:
         out.append("Sheets:      " + ", ".join(f"{s} (used)" if s == r.sheet else s for s in r.sheets))
-    out.append("Columns:     " + (", ".join(r.columns) or "(none)"))
+    names_row = f" (names from row {r.header_row})" if r.header_row and r.header_row > 1 else ""
+    out.append("Columns:     " + (", ".join(r.columns) or "(none)") + names_row)
     out.append(f"Looks like:  {r.shape_words}")
-    m = r.mapping
-    out.append("Mapping:")
-    if m.shape in ("messages", "sharegpt"):
-        out.append(f"  chats      <- column '{m.messages_column}'")
-    else:
-        out.append(f"  prompt     <- {_col(m.prompt_column)}" + (f" + {_col(m.input_column)}" if m.input_column else ""))
-        out.append(f"  reply      <- {_col(m.reply_column)}")
-    if m.system_column:
-        out.append(f"  system     <- {_col(m.system_column)}")
-    elif m.system_prompt:
-        out.append(f"  system     <- \"{m.system_prompt[:60]}{'...' if len(m.system_prompt) > 60 else ''}\" (every example)")
+    out.append("Mapping:" + ("     (chosen by what the columns hold; to change it use --prompt-column and "
+                             "--reply-column)" if r.mapping_guessed else ""))
+    out.extend(mapping_lines(r.mapping))
     if r.preview:
         out.append("")
         out.append(f"The first {_plural(len(r.preview), 'example')}, as the model will see them:")
@@ -233,6 +228,32 @@ def _col(name: str | None) -> str:
     return f"column '{name}'" if name else "(not chosen)"
 
 
+def read_as(delimiter: str | None, encoding: str | None) -> str:
+    """'comma-separated, UTF-8' for a text table; the encoding in words."""
+    from trainer.dataimport.encoding import describe
+
+    extra = [f"{_DELIM_WORDS.get(delimiter, repr(delimiter))}-separated"] if delimiter else []
+    return ", ".join(extra + ([describe(encoding)] if encoding else []))
+
+
+def mapping_lines(m) -> list[str]:
+    """Which column becomes the prompt, the reply and the system prompt."""
+    from trainer.dataimport import Mapping
+
+    m = Mapping.from_dict(m) if isinstance(m, dict) else m
+    out = []
+    if m.shape in ("messages", "sharegpt"):
+        out.append(f"  chats      <- column '{m.messages_column}'")
+    else:
+        out.append(f"  prompt     <- {_col(m.prompt_column)}" + (f" + {_col(m.input_column)}" if m.input_column else ""))
+        out.append(f"  reply      <- {_col(m.reply_column)}")
+    if m.system_column:
+        out.append(f"  system     <- {_col(m.system_column)}")
+    elif m.system_prompt:
+        out.append(f"  system     <- \"{m.system_prompt[:60]}{'...' if len(m.system_prompt) > 60 else ''}\" (every example)")
+    return out
+
+
 def _next_step(r, args: argparse.Namespace | None) -> str:
     if not r.ok:
         return ("Not ready yet: fix the errors above (or choose other columns with --prompt-column and "
@@ -247,4 +268,9 @@ def _next_step(r, args: argparse.Namespace | None) -> str:
                 cmd += ["--" + flag.replace("_", "-"), _quote(value)]
         if getattr(args, "system", None):
             cmd += ["--system", _quote(args.system)]
+    skipped = r.counts.skipped
+    if skipped:
+        return (f"Usable, but {_plural(skipped, 'row')} with errors will be left out (see above); fix "
+                f"{'it' if skipped == 1 else 'them'} first if {'it matters' if skipped == 1 else 'they matter'}. "
+                "To make a run folder:\n  " + " ".join(cmd))
     return "Looks good. Next, make a run folder:\n  " + " ".join(cmd)

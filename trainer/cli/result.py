@@ -1,4 +1,7 @@
-"""`dragonfarm chat | serve | merge | export | pack | unpack`: using a trained run."""
+"""`dragonfarm chat | serve | merge | export | push | pack | unpack`: using a trained run.
+
+Each takes the best adapter (adapter-best/, the lowest held-out loss) where the
+run kept one, unless --last asks for the adapter from the last step."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +10,9 @@ from pathlib import Path
 
 from trainer.cli.train import _run_dir
 from trainer.cli.options import add_decoding_arguments, decoding_from_args
-from trainer.run.errors import UserError
+
+
+LAST_HELP = "use the adapter from the last step, not the one from the best held-out point"
 
 
 def _say(text: str) -> None:
@@ -17,7 +22,7 @@ def _say(text: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from trainer.results.chatserver import main
 
-    return main(_run_dir(args.run_dir), compare=args.compare)
+    return main(_run_dir(args.run_dir), compare=args.compare, last=args.last)
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -25,7 +30,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     run_dir = _run_dir(args.run_dir)
     print("Loading the model…", flush=True)
-    engine = ChatEngine.load(run_dir)
+    engine = ChatEngine.load(run_dir, last=args.last)
     sides = ["base", "finetuned"] if args.compare and engine.has_adapter else \
         (["finetuned"] if engine.has_adapter else ["base"])
     histories: dict[str, list[dict[str, str]]] = {side: [] for side in sides}
@@ -76,7 +81,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     from trainer.results.merge import merge
 
-    result = merge(_run_dir(args.run_dir), _say, force=True, check=not args.no_check)
+    result = merge(_run_dir(args.run_dir), _say, force=True, check=not args.no_check, last=args.last, dtype=args.dtype)
     return 0 if result.check is None or result.check.ok else 1
 
 
@@ -85,22 +90,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "ollama":
         from trainer.results.export.ollama import export_ollama
 
-        result = export_ollama(run_dir, args.quant, _say, check=not args.no_check)
+        result = export_ollama(run_dir, args.quant, _say, check=not args.no_check, last=args.last)
         merge_ok = (result.merge_check or {}).get("ok", True)
         return 0 if result.template_ok and merge_ok else 1
     from trainer.results.export.gguf import export_gguf
 
-    gguf = export_gguf(run_dir, args.quant or "f16", _say, check=not args.no_check)
+    gguf = export_gguf(run_dir, args.quant or "f16", _say, check=not args.no_check, last=args.last)
     return 0 if gguf.check is None or gguf.check.ok else 1
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
     from trainer.run.share import pack
 
-    path = pack(_run_dir(args.run_dir), args.output, with_data=args.with_data)
+    path = pack(_run_dir(args.run_dir), args.output, with_data=args.with_data, last=args.last)
     size = path.stat().st_size / 1e6
     print(f"Packed into {path} ({size:.1f} MB)" + ("" if args.with_data else "; the training data was left out "
                                                    "(add --with-data to include it)") + ".")
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from trainer.results.push import push
+
+    what = "merged" if args.merged else "gguf" if args.gguf else "adapter"
+    push(_run_dir(args.run_dir), args.repo, private=args.private, what=what, last=args.last,
+         samples=not args.no_samples, update=args.update, on_progress=_say)
     return 0
 
 
@@ -118,16 +132,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare", action="store_true", help="the base model answers each message too")
     p.add_argument("--system", help="a system prompt")
     add_decoding_arguments(p, max_new_tokens=256)
+    p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("serve", help="the model process behind the app's Try page (JSON lines on stdin/stdout)")
     p.add_argument("run_dir")
     p.add_argument("--compare", action="store_true", help="also answer as the base model")
+    p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("merge", help="fold the adapter into the model: a standalone model in merged/")
     p.add_argument("run_dir")
     p.add_argument("--no-check", action="store_true", help="skip comparing replies with the adapter model")
+    p.add_argument("--dtype", choices=("bf16", "f16", "f32"),
+                   help="how the merged weights are stored (default: the base model's own dtype)")
+    p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("export", help="export for Ollama, or as a GGUF file for llama.cpp and LM Studio")
@@ -136,12 +155,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", help="GGUF type: f16 (default), q8_0, or with llama-quantize q4_k_m, q5_k_m, q6_k…; "
                                    "for ollama, a GGUF type makes Ollama use that file instead of merged/")
     p.add_argument("--no-check", action="store_true", help="skip the export's self-check")
+    p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("push", help="upload the adapter (or merged model, or GGUF) to the Hugging Face Hub, "
+                                    "with a model card; the token comes from HF_TOKEN")
+    p.add_argument("run_dir")
+    p.add_argument("--repo", required=True, help="the model's name on the Hub: NAME or OWNER/NAME")
+    p.add_argument("--private", action="store_true", help="only you (and your organisation) can see it")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--merged", action="store_true", help="upload the merged model (merges first if needed)")
+    kind.add_argument("--gguf", action="store_true", help="upload the newest GGUF export")
+    p.add_argument("--update", action="store_true", help="upload into an existing repo of yours")
+    p.add_argument("--no-samples", action="store_true", help="leave the sample replies out of the model card")
+    p.add_argument("--last", action="store_true", help=LAST_HELP)
+    p.set_defaults(func=cmd_push)
 
     p = sub.add_parser("pack", help="pack a run into one .zip to share (no checkpoints)")
     p.add_argument("run_dir")
     p.add_argument("--with-data", action="store_true", help="include the training data")
     p.add_argument("-o", "--output", help="the .zip file (default: RUN_NAME.zip here)")
+    p.add_argument("--last", action="store_true", help="pack only the adapter from the last step "
+                                                       "(not the best held-out point's too)")
     p.set_defaults(func=cmd_pack)
 
     p = sub.add_parser("unpack", help="import a packed run (.zip) into the runs folder")

@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
-from trainer.run.reader import Run, is_run_dir, verdict
 from trainer.cli.options import add_decoding_arguments, decoding_from_args
+from trainer.run.config import DEVICES
+from trainer.run.reader import Run, is_run_dir
 from trainer.run.errors import UserError
 
 
@@ -43,14 +44,25 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainer.engine.loop import train
+    from trainer.run.lock import LockHeld, TrainerLock
 
     run_dir = _run_dir(args.run_dir)
-    current = Run(run_dir).status()
-    if current.get("live"):
-        raise UserError(f"The run {run_dir.name} is already training (process {current.get('pid')}).",
-                        f"Wait for it, or stop it with: dragonfarm cancel {run_dir}")
-    state = train(run_dir, resume=args.resume)
+    try:
+        lock = TrainerLock(run_dir).acquire()  # held until this trainer ends, however it ends
+    except LockHeld:
+        raise UserError(f"The run {run_dir.name} is already training in another process.",
+                        f"Wait for it, or stop it with: dragonfarm cancel {run_dir}") from None
+    except OSError as exc:
+        raise UserError(f"The run folder {run_dir} cannot be written to ({exc.strerror or exc}).",
+                        "Check that the folder exists and that you may change it.") from None
+    try:
+        from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
+
+        if args.resume and not Run(run_dir).checkpoints():
+            print(NO_CHECKPOINT_RESTART, flush=True)
+        state = train(run_dir, resume=args.resume)
+    finally:
+        lock.release()
     final = Run(run_dir).status()
     if state == st.FAILED:
         print(f"dragonfarm: {final.get('error')}", flush=True)
@@ -85,12 +97,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _num(value, spec: str = ".4f") -> str:
+    return format(value, spec) if isinstance(value, (int, float)) and not isinstance(value, bool) else "not a number"
+
+
 def status_text(run: Run) -> str:
     s = run.status()
-    words = "Not started yet" if s.get("written_state") is None else st.STATE_WORDS.get(s["state"], s["state"])
+    if s["state"] == st.DAMAGED:
+        words = "Damaged"
+    else:
+        words = "Not started yet" if s.get("written_state") is None else st.STATE_WORDS.get(s["state"], s["state"])
     lines = [f"{run.name}: {words}"]
     cfg = run.config_dict()
     lines.append(f"  model     {cfg.get('model', '?')}")
+    for problem in s["damaged"]:
+        lines.append(f"  damaged   {problem}")
     if s.get("total_steps"):
         lines.append(f"  step      {s.get('step', 0)} of {s['total_steps']}")
     if s.get("device"):
@@ -98,16 +119,24 @@ def status_text(run: Run) -> str:
     records = run.train_records()
     if records:
         last = records[-1]
-        lines.append(f"  loss      {last['loss']:.4f} (step {last['step']}), {last.get('tokens_per_second', 0):.0f} tokens/s")
+        lines.append(f"  loss      {_num(last['loss'])} (step {last['step']}), "
+                     f"{_num(last.get('tokens_per_second', 0), '.0f')} tokens/s")
     if s.get("state") in st.ACTIVE_STATES and s.get("message"):
         lines.append(f"  now       {s['message']}")
     if s.get("error"):
         lines.append(f"  error     {s['error']}")
-    v = verdict(run.eval(), run.progress())
+    v = run.verdict()
     if v:
-        lines += [f"  did it learn?  {v['verdict']}: {v['text']}", f"  next      {v['next']}"]
+        lines += [f"  {'so far' if v.get('live') else 'did it learn?'}  {v['title']}: {v['text']}",
+                  f"  next      {v['next']}"]
+    best = run.best()
+    if best and run.has_best_adapter():
+        lines.append(f"  best      step {best.get('step')} (held-out loss {best.get('loss', float('nan')):.3f}): "
+                     "chat, merge, export, push and pack use it; add --last for the last step's adapter")
     if s["state"] == st.INTERRUPTED:
         lines.append(f"  resume    dragonfarm train {run.path} --resume")
+    if s["damaged"]:
+        lines.append(f"  folder    {run.path} (look at the files named above, or delete the run)")
     return "\n".join(lines)
 
 
@@ -116,7 +145,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         records = run.train_records()
         print(json.dumps({"status": run.status(), "last": records[-1] if records else None,
-                          "eval": run.eval(), "verdict": verdict(run.eval(), run.progress())}, indent=2))
+                          "eval": run.eval(), "verdict": run.verdict()}, indent=2))
     else:
         print(status_text(run))
     return 0
@@ -138,13 +167,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     for r in runs:
         s = r.summary()
         loss = f"{s['eval_loss']:.3f}" if isinstance(s["eval_loss"], (int, float)) else ""
-        rows.append((s["name"], s["state"], f"{s['step']}/{s['total_steps']}" if s["total_steps"] else "",
-                     str(s["model"]), loss))
+        state = f"damaged: {_short(s['damaged'][0])}" if s["damaged"] else s["state"]
+        rows.append((s["name"], state, f"{s['step']}/{s['total_steps']}" if s["total_steps"] else "",
+                     _short(str(s["model"])), loss))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     print(f"Runs in {folder}:")
     for row in rows:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return 0
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -155,7 +189,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("check", help="what will training run on, and why")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--device", default="auto", choices=("auto", "cuda", "mps", "cpu"))
+    p.add_argument("--device", default="auto", choices=DEVICES)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("presets", help="the table of suggested models")

@@ -12,7 +12,12 @@ make exactly the same run folder.
     report.counts           # rows, usable, empty, duplicates, too_long, skipped
     report.lengths          # min/mean/median/p95/max, unit "tokens" or "characters"
     report.problems         # Problem(severity, message, row, column, file, kind), capped
-    report.ok               # at least one usable example
+    report.ok               # at least one usable example and nothing blocking (report.blocking == 0)
+    report.encoding, report.encoding_words, report.encoding_guessed
+                            # "cp932", "Shift-JIS (Japanese)", True: a detector chose it (show it, ask to check)
+    report.delimiter_words  # "comma", "semicolon", "tab", ... for text tables
+    report.header_row       # the row the column names came from (3 after a title row and a blank)
+    report.mapping_guessed  # prompt/reply chosen by what the columns hold, not their names: say so
 
     # The user overrides the proposal. A Mapping whose shape is None lays its
     # non-None fields over the detected mapping ("" clears a field):
@@ -21,13 +26,19 @@ make exactly the same run folder.
     # A Mapping with its shape set (report.mapping, edited) is used exactly as it is:
     edited = dataclasses.replace(report.mapping, system_column=None)
     run_dir = create_run("examples.csv", runs_dir=settings.runs_dir(), name="my-run",
-                         model="HuggingFaceTB/SmolLM2-135M-Instruct",
+                         model="Qwen/Qwen2.5-0.5B-Instruct",
                          mapping=edited, config_overrides={"epochs": 3})
 
 Big files: inspect_file(path, limit=1000) gives a quick first look (report.complete
 is False); inspect_file(..., progress=fn) calls fn(rows_read) every 10,000 rows
 and create_run(..., progress=fn) calls fn("checking"|"writing", rows_read); an
 exception raised in fn cancels (create_run then removes its half-made folder).
+
+Rows are never lost or changed silently: a CSV quote that would swallow the
+rows after it and a delimiter that would cut a cell are errors that block the
+import (problems.BLOCKING); cells that are not clean text (NUL, bytes outside
+the encoding, Excel error values, formulas with no saved result) are row
+errors naming the cell; Excel cells read as Excel shows them.
 
 inspect_file raises DataImportError only when the file cannot be read at all
 (missing, empty, binary, unsupported, a broken .xlsx, a sheet that is not

@@ -1,16 +1,45 @@
-"""CSV and TSV: delimiter sniffing and streaming rows as {column: text}."""
+"""CSV and TSV: delimiter sniffing and streaming rows as {column: text}.
+
+Rows are read strictly: a quote that is never closed, or that closes in the
+middle of a cell, would make the following lines run together into one cell,
+so the row is reported (unclosed_quote) instead of swallowing the rows after
+it. A row with more cells than there are column names (a comma inside
+unquoted text) is reported (extra_cells) rather than cut. Bytes that do not
+fit the file's encoding and control characters such as NUL are named, never
+passed on into the training text.
+"""
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import re
 from typing import Iterator
 
+from trainer.dataimport.encoding import describe
 from trainer.dataimport.problems import DataImportError
-from trainer.dataimport.readers import ERRORS, FIELD_LIMIT, SAMPLE_RECORDS, Record, Source
-from trainer.dataimport.shapes import RowError
+from trainer.dataimport.records import FIELD_LIMIT, SAMPLE_RECORDS, HeaderFinder, Record, Source
+from trainer.dataimport.records import column_letter, header_names  # noqa: F401 - re-exported
+from trainer.dataimport.shapes import CellProblem, RowError
 
 DELIMITERS = (",", ";", "\t", "|")
+DELIMITER_WORDS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "bar (|)"}
 _MAX_BAD_IN_A_ROW = 1000
+_UNDECODABLE = re.compile("[\udc00-\udcff]")
+
+
+def _escape(exc: UnicodeError) -> tuple[str, int]:
+    """Like surrogateescape, for every byte (a cut UTF-16 pair has bytes under 128):
+    each byte that does not decode becomes U+DC00 + byte, found later by _UNDECODABLE."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "".join(chr(0xDC00 + b) for b in exc.object[exc.start:exc.end]), exc.end
+
+
+codecs.register_error("dragonfarm-escape", _escape)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SEP_LINE = re.compile(r"sep=([,;\t|])\r?\n")
+_CONTROL_WORDS = {"\x00": "a NUL character (a zero byte)", "\x1a": "an end-of-file mark (Ctrl+Z)"}
 
 
 def sniff_delimiter(sample: str, prefer_tab: bool = False) -> str:
@@ -43,39 +72,19 @@ def _take_rows(reader, n: int) -> list[list[str]]:
     return out
 
 
-def header_names(cells: list) -> list[str]:
-    """Column names from a header row: blanks become 'Column C', repeats get ' (2)'."""
-    while cells and (cells[-1] is None or not str(cells[-1]).strip()):
-        cells = cells[:-1]
-    names: list[str] = []
-    for i, cell in enumerate(cells):
-        name = str(cell).strip().lstrip("\ufeff") if cell is not None else ""
-        name = name or f"Column {column_letter(i)}"
-        base, k = name, 2
-        while name in names:
-            name, k = f"{base} ({k})", k + 1
-        names.append(name)
-    return names
-
-
-def column_letter(i: int) -> str:
-    letters = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        letters = chr(65 + r) + letters
-    return letters
-
-
 def open_delimited(source: Source, head_text: str) -> Source:
     csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
-    source.delimiter = sniff_delimiter(head_text.lstrip("\ufeff"), prefer_tab=source.format == "tsv")
+    sep = _SEP_LINE.match(head_text.lstrip("\ufeff"))
+    if sep:  # Excel's "sep=;" first line names the delimiter
+        source.delimiter, source.sep_line = sep.group(1), True
+    else:
+        source.delimiter = sniff_delimiter(head_text.lstrip("\ufeff"), prefer_tab=source.format == "tsv")
     if source.delimiter == "\t":
         source.format = "tsv"
     elif source.format == "tsv":
         source.format = "csv"
     sample = []
-    for pos, record, err in iter_delimited(source):
+    for _pos, record, _err in iter_delimited(source):
         if record is not None:
             sample.append(record)
         if len(sample) >= SAMPLE_RECORDS:
@@ -87,15 +96,40 @@ def open_delimited(source: Source, head_text: str) -> Source:
     return source
 
 
+def _quote_error(exc: csv.Error, first: int, last: int) -> RowError | None:
+    text = str(exc)
+    if "unexpected end of data" in text:
+        lines = f"lines {first}-{last}" if last > first else f"line {first}"
+        return RowError("unclosed_quote", None, f"a double quote (\") starts a quoted cell here that is never "
+                        f"closed, so the rest of the file ({lines}) would be read as one cell; add the closing "
+                        "quote, or remove the stray one")
+    if "expected after" in text:
+        if last > first:
+            return RowError("unclosed_quote", None, f"a double quote (\") starts a quoted cell here that only "
+                            f"closes on line {last} of the file, so lines {first}-{last} run together into one "
+                            "cell; add the missing closing quote, write a quote inside quoted text as two (\"\"), "
+                            "or remove the stray quote")
+        return RowError("unclosed_quote", None, "a double quote (\") inside quoted text ends the cell early; "
+                        "write a quote inside quoted text as two (\"\"), or remove the quotes around the cell")
+    return None
+
+
 def iter_delimited(source: Source) -> Iterator[Record]:
-    with open(source.path, encoding=source.encoding, errors=ERRORS, newline="") as fh:
-        reader = csv.reader(fh, delimiter=source.delimiter or ",")
-        columns, bad_run, n = None, 0, 0
+    delimiter = source.delimiter or ","
+    with open(source.path, encoding=source.encoding, errors="dragonfarm-escape", newline="") as fh:
+        # skipinitialspace: in 'a, "b, c"' the quotes after ", " still quote.
+        reader = csv.reader(fh, delimiter=delimiter, strict=True, skipinitialspace=True)
+        header = HeaderFinder(source)
+        bad_run, n = 0, 0
+        if source.sep_line:
+            next(reader, None)
         while True:
+            first = reader.line_num + 1
             try:
                 cells = next(reader)
                 bad_run = 0
             except StopIteration:
+                header.finish()
                 return
             except csv.Error as exc:
                 n += 1
@@ -103,14 +137,49 @@ def iter_delimited(source: Source) -> Iterator[Record]:
                 if bad_run > _MAX_BAD_IN_A_ROW:
                     raise DataImportError(f"{source.name} could not be read as a table ({exc}).",
                                           "Open it in a spreadsheet and save it again as CSV.") from None
-                if columns is not None:
-                    yield n, None, RowError("bad_row", None, f"this row could not be read ({exc}); fix or delete it")
+                err = _quote_error(exc, first, reader.line_num) or \
+                    RowError("bad_row", None, f"this row could not be read ({exc}); fix or delete it")
+                if header.columns is not None:
+                    yield n, None, err
+                elif err.kind == "unclosed_quote":
+                    raise DataImportError(f"{source.name}: the column names (line {first}) have a double quote "
+                                          "(\") that is not closed.", "Fix the quotes in the first row.") from None
                 continue
             n += 1
-            if columns is None:
-                if any(c.strip() for c in cells):
-                    columns = header_names(cells)
-                    source.columns = columns
-                continue
-            record = {col: (cells[i] if i < len(cells) else None) for i, col in enumerate(columns)}
-            yield n, record, None
+            for pos, row in header.feed(n, cells):
+                yield pos, *_record(source, header.columns, header.width, row, delimiter)
+
+
+def _record(source: Source, columns: list[str], width: int, cells: list[str], delimiter: str):
+    extra = [c for c in cells[max(width, len(columns)):] if c.strip()]
+    if extra:
+        word = DELIMITER_WORDS.get(delimiter, repr(delimiter))
+        return None, RowError("extra_cells", None, f"this row has {len(cells)} cells but there are only "
+                              f"{len(columns)} column names: a {word} inside unquoted text splits it (the cut-off "
+                              f"part starts '{_short(extra[0])}'); put the text of that cell in double quotes "
+                              f"(\"...\"), or save the file again from your spreadsheet program")
+    record = {}
+    for i, col in enumerate(columns):
+        value = cells[i] if i < len(cells) else None
+        record[col] = (_bad_text(value, col, source) or value) if value else value
+    return record, None
+
+
+def _bad_text(value: str, column: str, source: Source) -> CellProblem | None:
+    """A cell that is not clean text; it matters only if its column is used."""
+    if _UNDECODABLE.search(value):
+        return CellProblem("bad_bytes", f"the text in '{column}' has bytes that are not "
+                           f"{describe(source.encoding)} text (the file mixes encodings); save the file again as "
+                           "UTF-8 (in Excel: CSV UTF-8), or retype the odd characters")
+    found = _CONTROL.search(value)
+    if found:
+        ch = found.group()
+        what = _CONTROL_WORDS.get(ch, f"a control character (code {ord(ch)})")
+        return CellProblem("control_chars", f"the text in '{column}' holds {what}, which is not text and "
+                           "usually means the file is damaged; delete it from the row, or save the file again")
+    return None
+
+
+def _short(text: str, n: int = 30) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 3] + "..."

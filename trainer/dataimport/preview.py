@@ -11,9 +11,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from trainer.dataimport.encoding import describe
 from trainer.dataimport.problems import ERROR, WARNING, DataImportError, Problem, ProblemLog, where_label
 from trainer.dataimport.readers import Source, iter_records, open_source
-from trainer.dataimport.shapes import CHAT_SHAPES, SHAPE_WORDS, SHAPES, Mapping, RowError, detect_mapping, is_empty_record, record_to_chat
+from trainer.dataimport.shapes import (CHAT_SHAPES, SHAPE_WORDS, SHAPES, Mapping, RowError, detect_mapping,
+                                       is_empty_record, mapping_is_guess, record_to_chat)
 
 Chat = list[dict[str, str]]
 RESERVOIR = 10_000
@@ -52,14 +54,18 @@ class Report:
     mapping: Mapping
     sheets: list[str] = field(default_factory=list)
     sheet: str | None = None
-    encoding: str | None = None
+    encoding: str | None = None      # the Python codec the text was read with ("utf-8", "cp932", ...)
+    encoding_guessed: bool = False   # True when a charset detector chose it (no BOM, not UTF-8)
     delimiter: str | None = None
+    header_row: int | None = None    # the row the column names came from (tables; 2+ after a title row)
+    mapping_guessed: bool = False    # prompt/reply picked by the columns' contents, not their names
     preview: list[Chat] = field(default_factory=list)
     counts: Counts = field(default_factory=Counts)
     lengths: LengthStats = field(default_factory=LengthStats)
     problems: list[Problem] = field(default_factory=list)
     problems_total: int = 0
     problems_by_kind: dict[str, int] = field(default_factory=dict)
+    blocking: int = 0          # problems that stop the import (problems.blocks), counted past the cap
     max_length: int = 1024
     complete: bool = True      # False when `limit` stopped the scan early
 
@@ -72,6 +78,16 @@ class Report:
         return SHAPE_WORDS.get(self.shape, self.shape)
 
     @property
+    def encoding_words(self) -> str:
+        """The encoding for people: 'UTF-8', 'Shift-JIS (Japanese)', ... ('' for Excel)."""
+        return describe(self.encoding)
+
+    @property
+    def delimiter_words(self) -> str:
+        from trainer.dataimport.delimited import DELIMITER_WORDS
+        return DELIMITER_WORDS.get(self.delimiter, repr(self.delimiter)) if self.delimiter else ""
+
+    @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == ERROR]
 
@@ -81,12 +97,14 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """At least one usable example and no whole-file problem."""
-        return self.counts.usable > 0 and not any(p.row is None and p.severity == ERROR for p in self.problems)
+        """At least one usable example and nothing that stops the import (a
+        whole-file error, or rows that would be lost: problems.BLOCKING)."""
+        return self.counts.usable > 0 and self.blocking == 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(file=self.file, ok=self.ok, shape_words=self.shape_words)
+        data.update(file=self.file, ok=self.ok, shape_words=self.shape_words, encoding_words=self.encoding_words,
+                    delimiter_words=self.delimiter_words)
         return data
 
 
@@ -169,13 +187,23 @@ def scan(source: Source, mapping: Mapping, *, max_length: int = 1024, tokenizer:
     mapping_problem = _mapping_problem(source, mapping)
     if mapping_problem:
         log.add(mapping_problem)
+    notes_logged = 0
+
+    def add_notes() -> None:  # whole-file warnings; readers find some only as they go
+        nonlocal notes_logged
+        for note in source.notes[notes_logged:]:
+            log.add(note)
+        notes_logged = len(source.notes)
 
     def problem(severity: str, pos: int, err: RowError) -> None:
         log.add(Problem(severity, f"{source.name} {label} {pos}: {err.text}", pos, err.column, source.name, err.kind))
 
     complete = True
+    add_notes()
     with closing(iter_records(source)) as records:
         for pos, record, err in records:
+            if len(source.notes) > notes_logged:
+                add_notes()
             if limit is not None and counts.rows >= limit:
                 complete = False
                 break
@@ -216,6 +244,7 @@ def scan(source: Source, mapping: Mapping, *, max_length: int = 1024, tokenizer:
             counts.usable += 1
             if len(preview) < preview_rows:
                 preview.append(chat)
+    add_notes()
     if progress is not None:
         progress(counts.rows)
     if counts.rows == counts.empty and not mapping_problem:
@@ -238,9 +267,9 @@ def _mapping_problem(source: Source, m: Mapping) -> Problem | None:
             others = [f"'{n}'" for n in source.sheets if n != source.sheet]
             where = f" of the sheet '{source.sheet}'" if source.sheet else ""
             hint = f"; or pick another sheet ({', '.join(others)}) with --sheet" if others else ""
-            return Problem(ERROR, f"Choose the column that holds the {which} (the columns{where} are {cols}); "
-                           f"on the command line use --prompt-column and --reply-column{hint}",
-                           None, None, source.name, "no_mapping")
+            cli = f"on the command line use --prompt-column and --reply-column{hint}"
+            return Problem(ERROR, f"Choose the column that holds the {which} (the columns{where} are {cols}); {cli}",
+                           None, None, source.name, "no_mapping", cli)
         missing = [c for c in m.columns_used() if c not in source.columns] if source.format in TABLE_FORMATS else []
     if missing:
         return Problem(ERROR, f"{source.name} has no column '{missing[0]}' (the columns are {cols}); "
@@ -291,6 +320,16 @@ def resolve_mapping(source: Source, mapping: Mapping | dict | None) -> Mapping:
     return detected if mapping is None else mapping.merged_over(detected)
 
 
+def guessed_by_contents(source: Source, asked: Mapping | dict | None, m: Mapping) -> bool:
+    """Were the prompt and reply columns picked by what is in them (not their
+    names, nor the user)?"""
+    if isinstance(asked, dict):
+        asked = Mapping.from_dict(asked)
+    if asked is not None and (asked.shape or (asked.prompt_column and asked.reply_column)):
+        return False
+    return mapping_is_guess(source.columns, m)
+
+
 def inspect_file(path: str | Path, *, sheet: str | None = None, mapping: Mapping | dict | None = None,
                  max_length: int = 1024, tokenizer: Any = None, preview_rows: int = 5,
                  limit: int | None = None, progress: Callable[[int], None] | None = None) -> Report:
@@ -308,6 +347,8 @@ def inspect_file(path: str | Path, *, sheet: str | None = None, mapping: Mapping
                   progress=progress)
     return Report(path=str(path), format=source.format, columns=list(source.columns), shape=m.shape or "columns",
                   mapping=m, sheets=list(source.sheets), sheet=source.sheet, encoding=source.encoding,
-                  delimiter=source.delimiter, preview=result.preview, counts=result.counts,
+                  encoding_guessed=source.encoding_guessed, delimiter=source.delimiter,
+                  header_row=source.header_row, mapping_guessed=guessed_by_contents(source, mapping, m),
+                  blocking=result.log.blocking, preview=result.preview, counts=result.counts,
                   lengths=result.lengths, problems=result.log.items, problems_total=result.log.total,
                   problems_by_kind=dict(result.log.by_kind), max_length=max_length, complete=result.complete)

@@ -7,16 +7,19 @@ fit in memory. Whole-file problems raise DataImportError.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, field
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from trainer.dataimport.delimited import iter_delimited, open_delimited
+from trainer.dataimport.encoding import sniff
 from trainer.dataimport.jsonfiles import is_json_lines, iter_json_array, iter_json_lines, load_wrapped_items, not_object
 from trainer.dataimport.problems import DataImportError
+from trainer.dataimport.records import FIELD_LIMIT, SAMPLE_RECORDS, Record, Source  # noqa: F401 - re-exported
+from trainer.dataimport.xlsx import iter_xlsx, open_xlsx
 
 HEAD_BYTES = 64 * 1024
-SAMPLE_RECORDS = 100
-FIELD_LIMIT = 16 * 1024 * 1024
+OLE_SCAN_BYTES = 64 * 1024 * 1024
 
 _EXT_FORMAT = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "text", ".xlsx": "xlsx",
                ".xlsm": "xlsx", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -25,9 +28,16 @@ _UNSUPPORTED = {".xls": "an old Excel .xls workbook", ".ods": "an OpenDocument s
                 ".numbers": "an Apple Numbers file", ".docx": "a Word document", ".doc": "a Word document",
                 ".pdf": "a PDF", ".parquet": "a Parquet file", ".zip": "a zip archive",
                 ".arrow": "an Arrow file", ".xlsb": "a binary Excel workbook"}
-_MAGIC = ((b"\xd0\xcf\x11\xe0", "an old Office file (.xls or .doc)"), (b"%PDF", "a PDF"),
+OLE_MAGIC = b"\xd0\xcf\x11\xe0"
+_MAGIC = ((OLE_MAGIC, "an old Office file (.xls or .doc)"), (b"%PDF", "a PDF"),
           (b"PAR1", "a Parquet file"), (b"\x89PNG", "a picture"), (b"\xff\xd8\xff", "a picture"),
           (b"\x1f\x8b", "a compressed (gzip) file"), (b"SQLite format", "a database"))
+# Stream names in an OLE compound file's directory (UTF-16LE): an encrypted
+# (password-protected) Office Open XML file, or an old binary workbook.
+_OLE_ENCRYPTED = "EncryptionInfo".encode("utf-16-le")
+_OLE_OLD_BOOK = ("Workbook".encode("utf-16-le"), "Book".encode("utf-16-le") + b"\x00\x00")
+PASSWORD_FIX = ("Open it in Excel, remove the password (File > Info > Protect Workbook > Encrypt with "
+                "Password, clear it) and save it again.")
 
 
 def _fallback(exc: UnicodeError) -> tuple[str, int]:
@@ -49,23 +59,7 @@ ERRORS = "dragonfarm-fallback"
 
 
 def sniff_encoding(head: bytes) -> str:
-    if head.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    n = len(head) // 2
-    if n >= 2:
-        even, odd = head[0:2 * n:2].count(0), head[1:2 * n:2].count(0)
-        if odd * 2 >= n and even == 0:
-            return "utf-16-le"
-        if even * 2 >= n and odd == 0:
-            return "utf-16-be"
-    try:
-        head.decode("utf-8")
-        return "utf-8"
-    except UnicodeDecodeError as exc:
-        # A character cut in two at the end of the sample is still UTF-8.
-        return "utf-8" if exc.start >= len(head) - 3 and exc.reason == "unexpected end of data" else "cp1252"
+    return sniff(head)[0]
 
 
 def looks_binary(text: str) -> bool:
@@ -75,22 +69,22 @@ def looks_binary(text: str) -> bool:
     return bad > max(8, len(text) // 20)
 
 
-@dataclass
-class Source:
-    path: Path
-    format: str
-    columns: list[str] = field(default_factory=list)
-    sheets: list[str] = field(default_factory=list)
-    sheet: str | None = None
-    encoding: str | None = None
-    delimiter: str | None = None
-    lenient: bool = False          # spreadsheet cells: numbers and dates count as text
-    sample: list[dict[str, Any]] = field(default_factory=list)
-    _items: list[Any] | None = None  # the examples inside a single wrapping JSON object
+def _ole_kind(path: Path) -> str:
+    """'encrypted', 'old' (a binary .xls) or '' for an OLE compound file."""
+    with open(path, "rb") as fh:
+        data = fh.read(OLE_SCAN_BYTES)
+    if _OLE_ENCRYPTED in data:
+        return "encrypted"
+    return "old" if any(name in data for name in _OLE_OLD_BOOK) else ""
 
-    @property
-    def name(self) -> str:
-        return self.path.name
+
+def _refuse_ole(path: Path) -> DataImportError:
+    kind = _ole_kind(path)
+    if kind == "old":
+        return DataImportError(f"{path.name} is an old Excel .xls workbook with an .xlsx name.",
+                               "Open it in Excel and use Save As > Excel Workbook (.xlsx).")
+    return DataImportError(f"{path.name}: this workbook is protected with a password, so DragonFarm cannot "
+                           "read it.", PASSWORD_FIX)
 
 
 def open_source(path: str | Path, sheet: str | None = None) -> Source:
@@ -116,18 +110,19 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
         if fmt not in (None, "xlsx"):
             raise DataImportError(f"{path.name} is a zip archive or Office file, not {ext} text.", _SAVE_AS)
         fmt = "xlsx"
+    elif fmt == "xlsx" and head.startswith(OLE_MAGIC):
+        raise _refuse_ole(path)
     elif fmt == "xlsx":
         raise DataImportError(f"{path.name} is not a real Excel workbook.",
                               "Open it in Excel and use Save As > Excel Workbook (.xlsx).")
     if fmt == "xlsx":
-        from trainer.dataimport.xlsx import open_xlsx
         return open_xlsx(path, sheet)
     for magic, what in _MAGIC:
         if head.startswith(magic):
             raise DataImportError(f"{path.name} is {what}, not a table of examples.", _SAVE_AS)
     if fmt is None and ext not in ("",):
         raise DataImportError(f"{path.name}: DragonFarm does not read {ext} files.", _SAVE_AS)
-    encoding = sniff_encoding(head)
+    encoding, guessed = sniff(head)
     text = head.decode(encoding, ERRORS)
     if looks_binary(text):
         raise DataImportError(f"{path.name} is not a text file (it looks like binary data).", _SAVE_AS)
@@ -136,11 +131,17 @@ def open_source(path: str | Path, sheet: str | None = None) -> Source:
         raise DataImportError(f"{path.name} is empty.", "Add your examples to it (a header row, then one example per row).")
     if fmt == "jsonl" and stripped[:1] == "[" and not is_json_lines(path, encoding, ERRORS):
         fmt = "json"  # a JSON array saved as .jsonl
-    if fmt in (None, "text"):
-        fmt = "json" if stripped[:1] in "[{" else "csv"
-    source = Source(path, fmt, encoding=encoding)
+    named = fmt
+    if fmt in (None, "text", "csv", "tsv") and stripped[:1] in "[{":
+        fmt = _json_inside(path, encoding, stripped) or ("csv" if fmt in (None, "text") else fmt)
+    elif fmt in (None, "text"):
+        fmt = "csv"
+    source = Source(path, fmt, encoding=encoding, encoding_guessed=guessed)
+    if named in ("csv", "tsv") and fmt in ("json", "jsonl"):
+        what = "JSON Lines" if fmt == "jsonl" else "JSON"
+        source.note("format_from_content", f"{path.name} is named {ext} but holds {what} (it starts with "
+                    f"'{stripped[:1]}'), so it was read as {what}; rename it to .{fmt} to say so.")
     if fmt in ("csv", "tsv"):
-        from trainer.dataimport.delimited import open_delimited
         return open_delimited(source, text)
     if fmt == "json" and stripped[:1] == "{":
         source.format = "jsonl" if is_json_lines(path, encoding, ERRORS) else "json"
@@ -173,17 +174,12 @@ def _union_keys(records: list[dict[str, Any]]) -> list[str]:
     return list(seen)
 
 
-Record = tuple  # (position, record dict or None, shapes.RowError or None)
-
-
 def iter_records(source: Source) -> Iterator[Record]:
     """(position, record, error) for every row; position is the spreadsheet
     row, the JSON Lines line or the JSON array item (1-based)."""
     if source.format in ("csv", "tsv"):
-        from trainer.dataimport.delimited import iter_delimited
         yield from iter_delimited(source)
     elif source.format == "xlsx":
-        from trainer.dataimport.xlsx import iter_xlsx
         yield from iter_xlsx(source)
     elif source.format == "json":
         items = enumerate(source._items, 1) if source._items is not None else \
@@ -194,3 +190,20 @@ def iter_records(source: Source) -> Iterator[Record]:
         yield from iter_json_lines(source.path, source.encoding, ERRORS)
 
 
+
+def _json_inside(path: Path, encoding: str, stripped: str) -> str | None:
+    """'jsonl' or 'json' when a text file that is not named so holds JSON."""
+    if is_json_lines(path, encoding, ERRORS):
+        first = stripped.splitlines()[0].strip() if stripped else ""
+        try:
+            return "jsonl" if isinstance(json.loads(first), (dict, list)) else None
+        except ValueError:
+            return None
+    if stripped[:1] == "[" and stripped[1:].lstrip()[:1] in ("{", "]"):
+        return "json"
+    if stripped[:1] == "{" and path.stat().st_size <= HEAD_BYTES:
+        try:
+            return "json" if isinstance(json.loads(stripped), dict) else None
+        except ValueError:
+            return None
+    return None

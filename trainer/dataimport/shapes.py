@@ -8,6 +8,7 @@ question/answer, and any table with two text columns ("columns").
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -128,18 +129,52 @@ def detect_mapping(columns: list[str], sample: list[dict[str, Any]]) -> Mapping:
     reply = _find(columns, _REPLY_NAMES, taken | ({prompt} if prompt else set()))
     if not (prompt and reply):
         texty = [c for c in columns if c not in taken and _mostly_text(c, sample)]
+        if len(texty) < 2:  # short answers such as numbers: any filled column not named like an id
+            texty += [c for c in columns if c not in taken and c not in texty and not _id_name(c)
+                      and any(r.get(c) not in (None, "") for r in sample)]
         rest = [c for c in texty if c not in (prompt, reply)]
         prompt = prompt or (rest.pop(0) if rest else None)
         reply = reply or next((c for c in rest if c != prompt), None)
     return Mapping("columns", prompt, reply, None, system)
 
 
+_ID_NAMES = ("id", "#", "no", "no.", "nr", "nr.", "num", "number", "index", "idx", "key", "uuid", "guid", "row",
+             "line", "n", "count", "date", "time", "timestamp", "created", "created_at", "updated_at")
+_CODE = re.compile(r"[\w.:/+-]{1,40}")  # one token: 17, A-0042, 2026-07-14, 6f1c...-..., 12:30
+
+
+def _id_name(col: str) -> bool:
+    low = col.strip().lower()
+    return low in _ID_NAMES or low.endswith(("_id", " id"))
+
+
 def _mostly_text(col: str, sample: list[dict[str, Any]]) -> bool:
+    """Does the column hold words people wrote (not numbers, ids or dates)?"""
+    if _id_name(col):
+        return False
     values = [r.get(col) for r in sample if r.get(col) not in (None, "")]
-    return bool(values) and sum(isinstance(v, str) for v in values) * 2 >= len(values)
+    texts = [v.strip() for v in values if isinstance(v, str) and v.strip()]
+    if not values or len(texts) * 2 < len(values):
+        return False
+    codes = sum(1 for t in texts if _CODE.fullmatch(t) and any(ch.isdigit() for ch in t))
+    return codes * 2 < len(texts)
 
 
 # ----- one record to one chat ---------------------------------------------
+
+class CellProblem:
+    """A cell a reader could not turn into text (an Excel error value, a
+    formula never calculated, bytes not in the file's encoding, a NUL). It
+    becomes a RowError only when the mapping uses its column."""
+
+    __slots__ = ("kind", "text")
+
+    def __init__(self, kind: str, text: str):
+        self.kind, self.text = kind, text
+
+    def __repr__(self) -> str:
+        return f"CellProblem({self.kind!r}, {self.text!r})"
+
 
 class RowError(Exception):
     """One row cannot be used: kind, column and the sentence after 'row N:'."""
@@ -154,7 +189,12 @@ def cell_text(value: Any, column: str, lenient: bool) -> str:
     (lenient); in JSON only strings are text."""
     if value is None:
         return ""
+    if isinstance(value, CellProblem):
+        raise RowError(value.kind, column, value.text)
     if isinstance(value, str):
+        if "\x00" in value:
+            raise RowError("control_chars", column, f"the text in '{column}' holds a NUL character (a zero byte), "
+                           "which is not text; delete it")
         return _clean(value.strip())
     if lenient and not isinstance(value, (list, dict)):
         if isinstance(value, bool):
@@ -183,6 +223,13 @@ def _clean(text: str) -> str:
 
 def is_empty_record(record: dict[str, Any]) -> bool:
     return all(v is None or (isinstance(v, str) and not v.strip()) for v in record.values())
+
+
+def mapping_is_guess(columns: list[str], m: Mapping) -> bool:
+    """Were the prompt and reply picked by position, not by their names?"""
+    if m.shape != "columns" or not (m.prompt_column and m.reply_column):
+        return False
+    return _find([m.prompt_column], _PROMPT_NAMES) is None or _find([m.reply_column], _REPLY_NAMES) is None
 
 
 def record_to_chat(record: dict[str, Any], m: Mapping, lenient: bool) -> list[dict[str, str]]:

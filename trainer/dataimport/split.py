@@ -15,6 +15,7 @@ import random
 import re
 
 from trainer.dataimport.problems import DataImportError
+from trainer.run.config import DEFAULT_SEED, MAX_EVAL_FRACTION
 
 MIN_EXAMPLES_FOR_EVAL = 20  # fewer than this: everything trains, no held-out check
 MAX_EVAL = 500              # more held-out examples only make each check slower
@@ -31,9 +32,9 @@ his her hers him she he we us me my mine is be been being do does did done so su
 def eval_count(usable: int, fraction: float) -> int:
     """round(usable * fraction), at least 1 once there are 20 examples, at most
     500 and never all of them; 0 when fraction is 0 or there are under 20."""
-    if not isinstance(fraction, (int, float)) or not 0 <= fraction <= 0.5:
+    if not isinstance(fraction, (int, float)) or not 0 <= fraction <= MAX_EVAL_FRACTION:
         raise DataImportError(f"The held-out fraction {fraction!r} is out of range.",
-                              "Use a number from 0 to 0.5, such as 0.1 for 10%.")
+                              f"Use a number from 0 to {MAX_EVAL_FRACTION:g}, such as 0.1 for 10%.")
     if fraction == 0 or usable < MIN_EXAMPLES_FOR_EVAL:
         return 0
     k = max(1, round(usable * fraction))
@@ -99,7 +100,7 @@ def _stratified(count: int, groups: list[list[int]], rng: random.Random) -> set[
     return held
 
 
-def split_indices(usable: int, count: int, seed: int = 42, replies: list[str] | None = None) -> set[int]:
+def split_indices(usable: int, count: int, seed: int = DEFAULT_SEED, replies: list[str] | None = None) -> set[int]:
     """Which usable examples (0-based, in file order) are held out; the same
     seed, count and replies always pick the same ones. With `replies` (one
     text per usable example) and at most STRATIFY_MAX examples the pick is

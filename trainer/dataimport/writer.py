@@ -2,7 +2,8 @@
 from a data file, in two streaming passes (check, then write).
 
 data/import.json (written once, for audit and reproduction):
-  source     {file (name only), sha256, size_bytes, format, sheet, encoding, delimiter}
+  source     {file (name only), sha256, size_bytes, format, sheet, encoding, encoding_guessed,
+              delimiter, header_row}
   mapping    Mapping.to_dict(): shape, prompt/reply/input/system columns, system_prompt, messages_column
   counts     {rows, usable, empty, duplicates, too_long, skipped} of the source file
   split      {train, eval, eval_fraction (null with an eval file), seed,
@@ -20,15 +21,14 @@ import shutil
 from pathlib import Path
 from typing import Any, Callable
 
-from trainer.run.config import TrainConfig
+from trainer.run.config import DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, TrainConfig
 from trainer.run.files import EVAL_DATA, IMPORT_FILE, TRAIN_DATA
 from trainer.dataimport.preview import Chat, ScanResult, resolve_mapping, scan
-from trainer.dataimport.problems import ERROR, DataImportError
+from trainer.dataimport.problems import ERROR, DataImportError, blocks
 from trainer.dataimport.readers import open_source
 from trainer.dataimport.shapes import Mapping
 from trainer.dataimport.split import STRATIFY_MAX, eval_count, split_indices
 
-DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
@@ -63,8 +63,15 @@ def sha256_of(path: Path) -> str:
 def _refuse(result: ScanResult, name: str) -> DataImportError:
     errors = [p for p in result.log.items if p.severity == ERROR]
     whole = [p for p in errors if p.row is None]
-    head = whole[0].message if whole else f"{name} has no usable examples"
-    listed = [p.message for p in errors if p.row is not None][:5]
+    misread = [p for p in errors if blocks(p) and p.row is not None]
+    if whole:
+        head = whole[0].message
+    elif misread:
+        head = (f"{name} cannot be imported as it is: rows would be lost or cut "
+                f"({result.log.blocking:,} place{'s' if result.log.blocking != 1 else ''} to fix)")
+    else:
+        head = f"{name} has no usable examples"
+    listed = [p.message for p in (misread or [p for p in errors if p.row is not None])][:5]
     more = result.log.total - len(listed) - len(whole)
     text = "\n".join(f"  - {m}" for m in listed) + (f"\n  ... and {more} more" if more > 0 and listed else "")
     fix = "Run `dragonfarm inspect` on the file to see every problem, fix them, and try again."
@@ -81,7 +88,8 @@ def _write_line(fh, chat: Chat) -> None:
 
 def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None = None,
                model: str = DEFAULT_MODEL, mapping: Mapping | dict | None = None, sheet: str | None = None,
-               eval_fraction: float = 0.1, eval_file: str | Path | None = None, seed: int = 42,
+               eval_fraction: float = DEFAULT_EVAL_FRACTION, eval_file: str | Path | None = None,
+               seed: int = DEFAULT_SEED,
                config_overrides: dict[str, Any] | None = None, tokenizer: Any = None,
                progress: Callable[[str, int], None] | None = None) -> Path:
     """Import data_path into a new run folder under runs_dir and return it.
@@ -108,14 +116,14 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
             replies.append(" ".join(t["content"] for t in chat if t["role"] == "assistant"))
     checked = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
                    on_example=reply_of, progress=phase("checking"))
-    if checked.counts.usable == 0 or any(p.row is None and p.severity == ERROR for p in checked.log.items):
+    if checked.counts.usable == 0 or checked.log.blocking:
         raise _refuse(checked, source.name)
     eval_source = eval_m = None
     if eval_file is not None:
         eval_source = open_source(eval_file)
         eval_m = resolve_mapping(eval_source, mapping)
         eval_checked = scan(eval_source, eval_m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0)
-        if eval_checked.counts.usable == 0:
+        if eval_checked.counts.usable == 0 or eval_checked.log.blocking:
             raise _refuse(eval_checked, eval_source.name)
         held = set()
     else:
@@ -160,7 +168,8 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
         record = {
             "source": {"file": source.name, "sha256": digest, "size_bytes": data_path.stat().st_size,
                        "format": source.format, "sheet": source.sheet, "encoding": source.encoding,
-                       "delimiter": source.delimiter},
+                       "encoding_guessed": source.encoding_guessed, "delimiter": source.delimiter,
+                       "header_row": source.header_row},
             "mapping": m.to_dict(),
             "counts": vars(written.counts),
             "split": {"train": n_train, "eval": n_eval, "eval_fraction": None if eval_source else eval_fraction,

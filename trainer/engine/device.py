@@ -14,6 +14,8 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from trainer.run.config import TRAIN_DEVICES
+
 # Minimum NVIDIA driver for each CUDA runtime torch is built with
 # (NVIDIA's CUDA Toolkit release notes, table "CUDA Toolkit and Corresponding
 # Driver Versions", minor-version-compatibility minimums: Linux, Windows).
@@ -76,7 +78,8 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
     out: dict[str, Any] = {
         "device": "cpu", "device_name": facts.cpu_name or f"CPU ({facts.machine})", "precision": "fp32",
         "torch_version": facts.torch_version,
-        "torch_build": ("cuda " + facts.torch_cuda) if facts.torch_cuda else ("mps" if facts.mps_built else ("cpu" if facts.torch_version else "none")),
+        "torch_build": ("cuda " + facts.torch_cuda) if facts.torch_cuda
+        else ("mps" if facts.mps_built else ("cpu" if facts.torch_version else "none")),
         "torch_cuda": facts.torch_cuda, "mps_available": facts.mps_available,
         "gpu_name": facts.gpu_name or facts.nvidia_gpu_name, "gpu_memory_gb": facts.gpu_memory_gb or facts.nvidia_gpu_memory_gb,
         "system_memory_gb": facts.system_memory_gb, "nvidia_gpu_present": nvidia_present,
@@ -87,7 +90,7 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
                    fix="Set up the training environment again: Settings > Repair (or: pip install torch).")
         out["summary"] = "Cannot train yet: PyTorch is missing."
         return out
-    want = preference if preference in ("cuda", "mps", "cpu") else "auto"
+    want = preference if preference in TRAIN_DEVICES else "auto"
     if want in ("auto", "cuda") and facts.cuda_available:
         cap = facts.gpu_capability or (0, 0)
         out.update(device="cuda", device_name=facts.gpu_name or "NVIDIA GPU",
@@ -100,7 +103,8 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
         out["summary"] = "Training will use the Apple GPU (Metal)."
         return out
     out["precision"] = "bf16" if facts.cpu_bf16 else "fp32"
-    out["summary"] = f"Training will use the CPU ({out['device_name']}, {facts.cpu_threads} threads): fine for the 135M model, slow for bigger ones."
+    out["summary"] = (f"Training will use the CPU ({out['device_name']}, {facts.cpu_threads} threads): "
+                      "fine for the 135M model, slow for bigger ones.")
     if want == "cpu":
         out["summary"] = "Training will use the CPU, as the run's settings ask."
         return out
@@ -114,16 +118,19 @@ def _explain_cpu_fallback(facts: Facts, out: dict[str, Any]) -> None:
     if not facts.nvidia_driver:
         out.update(cpu_fallback_reason="no_driver",
                    reason=f"This computer has {gpu}, but its driver is not installed (nvidia-smi was not found or failed).",
-                   fix="Install the latest NVIDIA driver from https://www.nvidia.com/Download/index.aspx, restart, then run the check again.")
+                   fix="Install the latest NVIDIA driver from https://www.nvidia.com/Download/index.aspx, "
+                       "restart, then run the check again.")
     elif not facts.torch_cuda:
         out.update(cpu_fallback_reason="cpu_only_torch",
-                   reason=f"This computer has {gpu} (driver {facts.nvidia_driver}), but the installed PyTorch {facts.torch_version} is a CPU-only build.",
+                   reason=f"This computer has {gpu} (driver {facts.nvidia_driver}), but the installed PyTorch "
+                          f"{facts.torch_version} is a CPU-only build.",
                    fix="Settings > Repair training environment (or: pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128).")
     else:
         need = min_driver_for(facts.torch_cuda, facts.system)
         if need and _version_tuple(facts.nvidia_driver) < _version_tuple(need):
             out.update(cpu_fallback_reason="driver_too_old",
-                       reason=f"The NVIDIA driver {facts.nvidia_driver} is too old for PyTorch's CUDA {facts.torch_cuda}, which needs {need} or newer.",
+                       reason=f"The NVIDIA driver {facts.nvidia_driver} is too old for PyTorch's CUDA "
+                              f"{facts.torch_cuda}, which needs {need} or newer.",
                        fix=f"Update the NVIDIA driver to {need} or newer from https://www.nvidia.com/Download/index.aspx, then restart.")
         else:
             out.update(cpu_fallback_reason="cuda_unusable",
@@ -194,11 +201,9 @@ def probe_cpu(facts: Facts) -> None:
         out = _run(["sysctl", "-n", "machdep.cpu.brand_string"])
         if out:
             facts.cpu_name = out.strip()
-    try:
-        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
-        facts.system_memory_gb = round(pages * size / 2**30, 1)
-    except (ValueError, OSError, AttributeError):
-        pass
+    from trainer.run.procs import system_memory_gb
+
+    facts.system_memory_gb = system_memory_gb()  # psutil: os.sysconf does not exist on Windows
 
 
 def probe_torch(facts: Facts) -> None:

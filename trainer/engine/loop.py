@@ -5,24 +5,29 @@ import json
 import logging
 import math
 import os
-import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from trainer.run import status as st
 from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
-from trainer.run.files import ADAPTER_DIR, CHECKPOINTS_DIR, EVAL_FILE, SAMPLES_FILE
+from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.batching import Batches
-from trainer.engine.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.engine.awake import keep_awake
+from trainer.engine.best import BestKeeper
+from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
+                                       save_checkpoint, set_aside_previous)
 from trainer.run.config import TrainConfig, default_eval_every
-from trainer.engine.encode import encode_file, read_chats
-from trainer.run.errors import UserError
+from trainer.engine.encode import read_chats
+from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
 
 log = logging.getLogger("dragonfarm.engine")
+
+# Resume with nothing to resume from (the run stopped before its first save)
+# starts again: there is no other way forward, and the page and CLI say so.
+NO_CHECKPOINT_RESTART = "No checkpoint was saved before the run stopped, so it starts again from the beginning."
 
 
 def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> str:
@@ -31,15 +36,23 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
+    before = st.read_json(run_dir / STATUS_FILE, None)
     session = RunSession(run_dir, verbose)
+    trainer = None
+    awake = keep_awake(session.status)
     try:
-        return Trainer(run_dir, config, session).run(resume)
+        trainer = Trainer(run_dir, config, session)
+        return trainer.run(resume)
     except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
         session.fail(exc)
+        keep_what_was_there(run_dir, session.status, before, bool(trainer and trainer.touched),
+                            getattr(trainer, "resume", resume),
+                            session.status.data.get("error") or "")
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return st.FAILED
     finally:
+        awake.stop()
         session.close()
 
 
@@ -48,21 +61,23 @@ class Trainer:
         self.run_dir, self.cfg, self.session = run_dir, config, session
         self.status = session.status
         self.progress = ProgressWriter(run_dir)
+        self.touched = False  # nothing of the run's output changed yet (see prepare.keep_what_was_there)
+        self.resume = False   # resuming from a checkpoint (a resume with none starts again)
+        self.best = BestKeeper(run_dir, config.early_stop_checks, session.status)
 
     # ----- setup -------------------------------------------------------
     def run(self, resume: bool) -> str:
         import torch
 
         from trainer.engine.device import check
-        from trainer.engine.models import load_model, load_tokenizer, resolve_model_path, target_modules_for
+        from trainer.engine.models import load_model, peft_quietly, target_modules_for
 
         cfg = self.cfg
-        ckpt = latest_checkpoint(self.run_dir) if resume else None
-        if resume and ckpt is None:
-            raise UserError("There is no checkpoint to resume from: the run stopped before its first save.",
-                            "Start the run again from the beginning.")
-        if not resume:
-            self._clear_previous_results()
+        if resume and latest_checkpoint(self.run_dir) is None and not old_format_checkpoint(self.run_dir):
+            log.warning(NO_CHECKPOINT_RESTART)
+            self.session.message(NO_CHECKPOINT_RESTART)
+            resume = False
+        self.resume = resume
         torch.manual_seed(cfg.seed)
         torch.set_grad_enabled(True)  # whatever the embedding program did before
         verdict = check(cfg.device)
@@ -73,15 +88,10 @@ class Trainer:
         self.status.update(device=self.device, device_name=verdict["device_name"], precision=self.precision)
         log.info("Device: %s (%s), precision %s", self.device, verdict["device_name"], self.precision)
 
-        self.session.message("Getting the model")
-        folder = resolve_model_path(cfg.model, on_progress=self.session.message)
-        self.tokenizer = load_tokenizer(folder)
-        self.session.message("Reading your examples")
-        train_examples, train_stats = encode_file(self.tokenizer, self.run_dir / cfg.train_file, cfg.max_length)
-        eval_path = self.run_dir / cfg.eval_file
-        eval_examples, eval_stats = (encode_file(self.tokenizer, eval_path, cfg.max_length, "held-out")
-                                     if cfg.eval_file and eval_path.is_file() else ([], None))
-        self.eval_chats = read_chats(eval_path) if eval_examples else []
+        ready = prepare(self.run_dir, cfg, resume, self.session.message)  # everything checked, nothing touched
+        folder, ckpt, self.tokenizer, self.eval_chats = ready.folder, ready.checkpoint, ready.tokenizer, ready.eval_chats
+        train_examples, train_stats, eval_examples, eval_stats = (ready.train_examples, ready.train_stats,
+                                                                  ready.eval_examples, ready.eval_stats)
         # No held-out set (a small one keeps every example for training): the sample
         # replies use training prompts instead, and samples.json says so.
         self.sample_chats = self.eval_chats or read_chats(self.run_dir / cfg.train_file)
@@ -99,14 +109,15 @@ class Trainer:
         base.config.use_cache = False
         lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                           target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
-        self.model = get_peft_model(base, lora)
+        with peft_quietly():
+            self.model = get_peft_model(base, lora)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
         self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
         self.save_every = cfg.save_every or self.eval_every
         self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
-        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(lora.target_modules),
+        log.info("LoRA on %s: %s of %s parameters trainable; %d steps", ", ".join(sorted(lora.target_modules)),
                  f"{trainable:,}", f"{total:,}", self.total_steps)
 
         from transformers import get_scheduler
@@ -122,18 +133,15 @@ class Trainer:
         if ckpt is not None:
             state = load_checkpoint(ckpt, self.model, self.optimizer, self.scheduler)
             start = int(state["step"])
+            self.touched = True
             self._trim_progress(start)
             self.status.update(resumed_from=start)
             log.info("Resuming from %s (step %d)", ckpt.name, start)
         else:
+            self.touched = True
+            set_aside_previous(self.run_dir)  # kept until the first new checkpoint or adapter exists
             self._before_training()
         return self._loop(start)
-
-    def _clear_previous_results(self) -> None:
-        for name in (PROGRESS_FILE, EVAL_FILE, SAMPLES_FILE):
-            (self.run_dir / name).unlink(missing_ok=True)
-        for name in (CHECKPOINTS_DIR, ADAPTER_DIR):
-            shutil.rmtree(self.run_dir / name, ignore_errors=True)
 
     def _trim_progress(self, step: int) -> None:
         """A resumed run repeats the steps after its checkpoint: drop their old lines."""
@@ -223,6 +231,8 @@ class Trainer:
                     self.progress.log({"step": step, "epoch": round(epoch_f, 4), "eval_loss": el,
                                        "elapsed_s": round(time.time() - t0, 3), "time": time.time()})
                     self.status.update(message="Training")
+                    if self.best.after_eval(step, el, model, self.tokenizer):
+                        break
                 if step % self.save_every == 0 and step < self.total_steps:
                     self._checkpoint(step)
         except Cancelled:
@@ -240,13 +250,7 @@ class Trainer:
                         {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
 
     def _save_adapter(self) -> None:
-        target = self.run_dir / ADAPTER_DIR
-        tmp = self.run_dir / (ADAPTER_DIR + ".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.model.save_pretrained(str(tmp))
-        self.tokenizer.save_pretrained(str(tmp))
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.replace(target)
+        save_adapter(self.run_dir, self.model, self.tokenizer)  # atomic: a temporary folder renamed into place
 
     def _finish(self, step: int, losses: list[float], tokens: int, runtime: float) -> str:
         self.status.update(state=st.SAVING, message="Saving the adapter")
@@ -259,6 +263,7 @@ class Trainer:
         if after is not None:
             self.progress.log({"step": step, "epoch": round(step * self.cfg.gradient_accumulation / len(self.train_batches), 4),
                                "eval_loss": after, "elapsed_s": round(runtime, 3), "time": time.time()})
+            self.best.after_eval(step, after, self.model, self.tokenizer, final=True)
         data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
         samples = data.get("samples") or []
         if samples:

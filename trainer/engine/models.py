@@ -1,5 +1,9 @@
 """Finding and loading the base model: a preset, a Hub id, a local folder or a .gguf file.
 
+Nothing a model folder or run folder holds is ever executed: every load passes
+trust_remote_code=False (a model that needs its own Python is refused in
+words), and weights come only from safetensors, never from pickles.
+
 Hub downloads go through huggingface_hub into the normal cache, with progress
 in the log. Every way this can fail ends in a UserError that says what to do.
 A .gguf file is converted once into a safetensors folder in DragonFarm's cache,
@@ -12,8 +16,10 @@ import json
 import logging
 import os
 import shutil
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from trainer.run.errors import UserError
 from trainer.run.presets import find_preset, resolve_model_id
@@ -150,8 +156,8 @@ def gguf_to_folder(path: Path, on_progress: Callable[[str], None] | None = None)
                         "Repair the training environment (Settings > Repair).") from exc
     folder, name = str(path.parent), path.name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
+        loaded = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, trust_remote_code=False)
     except ImportError as exc:
         raise UserError("Reading .gguf files needs the 'gguf' package in the training environment.",
                         "Repair the training environment (Settings > Repair).") from exc
@@ -181,7 +187,12 @@ def gguf_to_folder(path: Path, on_progress: Callable[[str], None] | None = None)
 def load_tokenizer(folder: Path) -> Any:
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
+    except (ValueError, OSError, TypeError) as exc:
+        raise UserError(f"The tokenizer in {folder} cannot be loaded: {str(exc)[:300]}",
+                        "DragonFarm only uses tokenizers that need no code of their own; pick a preset model, "
+                        "or a model whose tokenizer is a plain tokenizer.json.") from exc
     if not getattr(tokenizer, "chat_template", None):
         log.info("The model has no chat template; using DragonFarm's default one")
         tokenizer.chat_template = DEFAULT_CHAT_TEMPLATE
@@ -198,10 +209,15 @@ def load_model(folder: Path, device: str, dtype: Any = None) -> Any:
     from transformers import AutoModelForCausalLM
 
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype or torch.float32,
+                                                     trust_remote_code=False, use_safetensors=True)
     except ValueError as exc:
         raise UserError(f"This model type cannot be fine-tuned here: {exc}",
                         "Pick a causal language model (chat/instruct models work best).") from exc
+    except OSError as exc:
+        raise UserError(f"The model in {folder} has no .safetensors weights that could be read: {str(exc)[:300]}",
+                        "DragonFarm never loads .bin/.pt weights (they can run code); pick a model that publishes "
+                        "safetensors files, or a .gguf file.") from exc
     return model.to(device)
 
 
@@ -219,3 +235,15 @@ def target_modules_for(model: Any, wanted: list[str] | str) -> list[str] | str:
         raise UserError("Could not find any linear layers to attach LoRA to in this model.",
                         "Set target_modules in the Advanced settings, or pick a preset model.")
     return sorted(names)
+
+
+@contextmanager
+def peft_quietly() -> Iterator[None]:
+    """Wrap a model with peft without its FutureWarning on every run: peft
+    (0.17 to 0.21 at least) reads transformers' deprecated
+    `is_gradient_checkpointing` when it wraps a model; our code never uses
+    it. Only that one message is ignored, and only inside this block."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated",
+                                category=FutureWarning)
+        yield

@@ -49,6 +49,9 @@ class RunSession:
         if verbose:
             console = logging.StreamHandler(sys.stderr)
             console.setFormatter(logging.Formatter("%(message)s"))
+            # A problem the person can fix reaches them once, in words (the CLI
+            # prints it); its traceback goes to the log file only.
+            console.addFilter(lambda record: getattr(record, "console", True))
             self._handlers.append(console)
         root = logging.getLogger()
         root.setLevel(logging.INFO)
@@ -73,7 +76,8 @@ class RunSession:
 
     def fail(self, exc: BaseException) -> None:
         text, detail = describe_failure(exc)
-        log.error("Run failed: %s\n%s", text, "".join(traceback.format_exception(exc)))
+        log.error("Run failed: %s\n%s", text, "".join(traceback.format_exception(exc)),
+                  extra={"console": not isinstance(exc, (UserError, ConfigError))})
         self.status.update(state=st.FAILED, error=text, error_detail=detail, message=text)
 
     def close(self) -> None:

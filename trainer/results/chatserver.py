@@ -31,12 +31,12 @@ class ChatEngine:
         self.model, self.tokenizer, self.device, self.has_adapter = model, tokenizer, device, has_adapter
 
     @classmethod
-    def load(cls, run_dir: str | Path) -> "ChatEngine":
+    def load(cls, run_dir: str | Path, last: bool = False) -> "ChatEngine":
         from trainer.run.reader import Run
         from trainer.results.generate import load_for_run
 
         has_adapter = Run(run_dir).has_adapter()
-        model, tokenizer, device = load_for_run(run_dir, base=not has_adapter)
+        model, tokenizer, device = load_for_run(run_dir, base=not has_adapter, last=last)
         return cls(model, tokenizer, device, has_adapter)
 
     def _context(self, which: str) -> Any:
@@ -175,7 +175,7 @@ class Server:
         self.send(id=rid, event="stopped" if was_stopped else "done", text=reply)
 
 
-def main(run_dir: str | Path, compare: bool = False) -> int:
+def main(run_dir: str | Path, compare: bool = False, last: bool = False) -> int:
     """Entry point of `serve`: stdout carries only protocol lines."""
     for stream in (sys.stdin, sys.stdout):
         with contextlib.suppress(AttributeError, ValueError):
@@ -183,7 +183,7 @@ def main(run_dir: str | Path, compare: bool = False) -> int:
     out = sys.stdout
     sys.stdout = sys.stderr  # anything else printed (warnings, progress bars) goes to stderr
     try:
-        engine = ChatEngine.load(run_dir)
+        engine = ChatEngine.load(run_dir, last=last)
     except Exception as exc:  # noqa: BLE001 - the app shows this line to the person
         text = str(exc) if isinstance(exc, UserError) else f"The model could not be loaded: {type(exc).__name__}: {exc}"
         out.write(json.dumps({"id": None, "event": "error", "text": text, "fatal": True}) + "\n")

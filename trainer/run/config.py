@@ -2,23 +2,46 @@
 
 Standard library only: the app imports this to write runs without torch.
 Every validation message names the field and says how to fix it.
+
+Each setting is declared once, here, with `setting(...)` (trainer/run/declare.py):
+default, label, help, range or choices, typical value, advanced or not, spin-box
+step. The checks in problems(), the wizard's Advanced form and summary line, the
+beginner presets' checks and the `dragonfarm new --flag`s are made from it.
+
+To add a setting:
+  1. Add a field below with `setting(default, label=..., help=..., min=/max= or
+     choices=..., typical=...)`, in the place it should appear in config.json
+     and the wizard. Write help for someone who does not program.
+  2. Use it in the engine (trainer/engine/). That is all: the wizard gets a
+     widget, `dragonfarm new` a flag, and validation a range check.
+  3. Only a rule between two fields (like epochs and max_steps) needs a line in
+     problems(). tests/trainer/test_settings_declared.py checks the rest.
+Fields that are not training settings use `run_field(...)` and say who fills them in.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.run.declare import declared_settings, run_field, setting, type_name
 from trainer.run.files import CONFIG_FILE, EVAL_DATA, TRAIN_DATA
 
 SCHEMA_VERSION = 1
 
+# Shared defaults: the app, the command line and data import use these names.
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
+DEFAULT_SEED = 42
+DEFAULT_EVAL_FRACTION = 0.1     # share of examples held out to check progress
+MAX_EVAL_FRACTION = 0.5
+
 DEVICES = ("auto", "cuda", "mps", "cpu")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SCHEDULERS = ("cosine", "linear", "constant")
+TRAIN_DEVICES = DEVICES[1:]     # what "auto" chooses between
 
 
 class ConfigError(ValueError):
@@ -35,38 +58,88 @@ class ConfigError(ValueError):
 
 @dataclass
 class TrainConfig:
-    """Everything the trainer needs. Field order is the order in config.json."""
+    """Everything the trainer needs. Field order is the order in config.json and in the wizard."""
 
-    schema_version: int = SCHEMA_VERSION
-    name: str = ""
+    schema_version: int = run_field(SCHEMA_VERSION, why="DragonFarm writes it")
+    name: str = run_field("", choice="name", flag="--name")
     # A preset id, any Hugging Face Hub id, a local model folder, or a local .gguf file.
-    model: str = "HuggingFaceTB/SmolLM2-135M-Instruct"
-    train_file: str = TRAIN_DATA
-    eval_file: str = EVAL_DATA
-    max_length: int = 1024
-    epochs: float = 3.0
-    max_steps: int = 0  # > 0 overrides epochs
-    learning_rate: float = 2e-4
-    lr_scheduler: str = "cosine"
-    warmup_ratio: float = 0.05
-    batch_size: int = 4
-    gradient_accumulation: int = 1
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
+    model: str = run_field(DEFAULT_MODEL, choice="model", flag="--model")
+    train_file: str = run_field(TRAIN_DATA, choice="data_path", flag="--data")
+    eval_file: str = run_field(EVAL_DATA, choice="eval_path", flag="--eval-file")
+    max_length: int = setting(
+        1024, label="Max length (tokens)", min=16, max=131072, unit="tokens", typical=(512, 1024), advanced=False,
+        help="The longest example, in tokens (about ¾ of a word each). Longer examples are cut. "
+             "Lower uses less memory.")
+    epochs: float = setting(
+        3.0, label="Epochs", min=0.0, max=1000.0, typical=3, decimals=2, step=1.0, advanced=False,
+        help="How many times training goes through all your examples. More can learn more, and can also memorise.")
+    max_steps: int = setting(
+        0, label="Max steps", min=0, max=10_000_000, zero_means="train by epochs",
+        help="Stop after this many steps instead of counting epochs. 0 means: use epochs.")
+    learning_rate: float = setting(
+        2e-4, label="Learning rate", min=1e-6, max=0.5, typical=2e-4, decimals=6, step=1e-5, advanced=False,
+        help="How big each learning step is. Too high and training becomes unstable; too low and it learns slowly.")
+    lr_scheduler: str = setting(
+        "cosine", label="Learning-rate schedule", choices=SCHEDULERS,
+        help="How the learning rate changes over the run: cosine (smoothly down), linear (straight down) "
+             "or constant.")
+    warmup_ratio: float = setting(
+        0.05, label="Warm-up share", min=0.0, max=0.5, typical=0.05, decimals=3, step=0.01,
+        help="The share of the run spent slowly raising the learning rate at the start.")
+    batch_size: int = setting(
+        4, label="Batch size", min=1, max=1024, typical=4, advanced=False,
+        help="How many examples are looked at in one step. Larger needs more memory.")
+    gradient_accumulation: int = setting(
+        1, label="Gradient accumulation", min=1, max=1024, typical=1,
+        help="Add up this many batches before each update: a larger effective batch without more memory.")
+    lora_r: int = setting(
+        16, label="LoRA rank", min=1, max=1024, typical=(8, 16), advanced=False,
+        help="The size of the adapter (LoRA rank). Larger can learn more and takes more memory and time.")
+    lora_alpha: int = setting(
+        32, label="LoRA alpha", min=1, max=4096, typical=32,
+        help="How strongly the adapter acts; twice the rank is the usual choice.")
+    lora_dropout: float = setting(
+        0.05, label="LoRA dropout", min=0.0, max=0.5, typical=0.05, decimals=3, step=0.01,
+        help="A little randomness that helps against memorising; 0.05 is typical.")
     # "all-linear" means every linear projection of the architecture (not the output head).
-    target_modules: list[str] | str = "all-linear"
-    seed: int = 42
-    log_every: int = 1
-    eval_every: int = 0  # steps between held-out evaluations; 0 = about 5 per run
-    save_every: int = 0  # steps between checkpoints; 0 = same as eval_every
-    num_samples: int = 3
-    sample_max_new_tokens: int = 96
-    device: str = "auto"
-    precision: str = "auto"
-    packing: bool = False
-    created_at: str = ""
-    notes: str = ""
+    target_modules: list[str] | str = setting(
+        "all-linear", label="Target modules",
+        help="Which parts of the model get an adapter: all-linear (every linear layer) or a list of names "
+             "separated by commas.")
+    seed: int = setting(
+        DEFAULT_SEED, label="Seed", min=0, max=2**31 - 1,
+        help="The random seed for the held-out split and training; the same seed gives the same run.")
+    log_every: int = setting(
+        1, label="Log every (steps)", min=1, max=100_000, typical=1,
+        help="Write a point to the loss plot every this many steps.")
+    eval_every: int = setting(
+        0, label="Held-out check every (steps)", min=0, max=10_000_000, zero_means="about five times per run",
+        help="Check the held-out loss every this many steps. 0 means about five times per run.")
+    save_every: int = setting(
+        0, label="Checkpoint every (steps)", min=0, max=10_000_000, zero_means="at each held-out check",
+        help="Save a checkpoint (for Resume) every this many steps. 0 means at each held-out check.")
+    early_stop_checks: int = setting(
+        0, label="Stop early after (held-out checks)", min=0, max=100, typical=(2, 3), zero_means="never",
+        help="Stop once the held-out loss has stayed above its best for this many checks in a row (it has "
+             "started to memorise the examples); the best point's adapter is kept either way. 0 never stops early.")
+    num_samples: int = setting(
+        3, label="Sample prompts", min=0, max=50, typical=3,
+        help="How many held-out prompts get sample replies (before and after) at the end.")
+    sample_max_new_tokens: int = setting(
+        96, label="Sample reply length", min=1, max=4096, unit="tokens", typical=96,
+        help="The longest sample reply, in tokens.")
+    device: str = setting(
+        "auto", label="Device", choices=DEVICES,
+        help="Where to train: auto picks the GPU when there is one that works.")
+    precision: str = setting(
+        "auto", label="Precision", choices=PRECISIONS,
+        help="Number format for training: auto picks the best one for the device.")
+    packing: bool = setting(
+        False, label="Packing",
+        help="Put several short examples into one sequence to train faster. "
+             "Leave off unless examples are very short.")
+    created_at: str = run_field("", why="written when the run is made")
+    notes: str = run_field("", why="free text a person may add to config.json")
 
     # ----- construction -------------------------------------------------
     @classmethod
@@ -133,36 +206,21 @@ class TrainConfig:
 
     # ----- validation ---------------------------------------------------
     def problems(self) -> list[str]:
+        """One message per problem: the declared ranges and choices, then the rules between fields."""
         p: list[str] = []
-
-        def need(cond: bool, msg: str) -> None:
-            if not cond:
-                p.append(msg)
-
-        need(bool(str(self.model).strip()), "model: empty; give a preset such as HuggingFaceTB/SmolLM2-135M-Instruct, a Hub id, a model folder or a .gguf file")
-        need(bool(self.train_file.strip()), "train_file: empty; give the training data file, normally data/train.jsonl")
-        need(16 <= self.max_length <= 131072, f"max_length: {self.max_length} is out of range; use 16 to 131072 tokens (512 or 1024 is typical)")
-        need(self.epochs > 0 or self.max_steps > 0, "epochs: must be more than 0 (or set max_steps); try 3")
-        need(self.epochs <= 1000, f"epochs: {self.epochs} is too many; use 1000 or fewer (3 is typical)")
-        need(self.max_steps >= 0, f"max_steps: {self.max_steps} is negative; use 0 to train by epochs, or a step count")
-        need(0 < self.learning_rate < 1, f"learning_rate: {self.learning_rate} is out of range; use a small positive number such as 0.0002")
-        need(self.lr_scheduler in SCHEDULERS, f"lr_scheduler: '{self.lr_scheduler}' is not known; use one of {', '.join(SCHEDULERS)}")
-        need(0 <= self.warmup_ratio < 1, f"warmup_ratio: {self.warmup_ratio} is out of range; use 0 to 0.5 (0.05 is typical)")
-        need(1 <= self.batch_size <= 1024, f"batch_size: {self.batch_size} is out of range; use 1 to 1024 (4 is typical)")
-        need(1 <= self.gradient_accumulation <= 1024, f"gradient_accumulation: {self.gradient_accumulation} is out of range; use 1 to 1024")
-        need(1 <= self.lora_r <= 1024, f"lora_r: {self.lora_r} is out of range; use 1 to 1024 (8 or 16 is typical)")
-        need(self.lora_alpha > 0, f"lora_alpha: {self.lora_alpha} must be positive; twice lora_r is typical")
-        need(0 <= self.lora_dropout < 1, f"lora_dropout: {self.lora_dropout} is out of range; use 0 to 0.5 (0.05 is typical)")
+        if not str(self.model).strip():
+            p.append(f"model: empty; give a preset such as {DEFAULT_MODEL}, a Hub id, a model folder or a .gguf file")
+        if not str(self.train_file).strip():
+            p.append("train_file: empty; give the training data file, normally data/train.jsonl")
+        for f, s in declared_settings(type(self)):
+            problem = s.problem(f.name, getattr(self, f.name))
+            if problem:
+                p.append(problem)
+        if not (self.epochs > 0 or self.max_steps > 0) and not any(x.startswith("epochs:") for x in p):
+            p.append("epochs: must be more than 0 (or set max_steps); try 3")
         tm = self.target_modules
-        need(tm == "all-linear" or (isinstance(tm, list) and tm and all(isinstance(x, str) and x for x in tm)),
-             "target_modules: use \"all-linear\" or a list of module names such as [\"q_proj\", \"v_proj\"]")
-        need(self.log_every >= 1, f"log_every: {self.log_every} must be 1 or more")
-        need(self.eval_every >= 0, f"eval_every: {self.eval_every} is negative; use 0 for automatic or a step count")
-        need(self.save_every >= 0, f"save_every: {self.save_every} is negative; use 0 for automatic or a step count")
-        need(0 <= self.num_samples <= 50, f"num_samples: {self.num_samples} is out of range; use 0 to 50")
-        need(1 <= self.sample_max_new_tokens <= 4096, f"sample_max_new_tokens: {self.sample_max_new_tokens} is out of range; use 1 to 4096")
-        need(self.device in DEVICES, f"device: '{self.device}' is not known; use one of {', '.join(DEVICES)}")
-        need(self.precision in PRECISIONS, f"precision: '{self.precision}' is not known; use one of {', '.join(PRECISIONS)}")
+        if not (tm == "all-linear" or (isinstance(tm, list) and tm and all(isinstance(x, str) and x for x in tm))):
+            p.append("target_modules: use \"all-linear\" or a list of module names such as [\"q_proj\", \"v_proj\"]")
         return p
 
     def validate(self, source: str | None = None) -> None:
@@ -183,7 +241,7 @@ _NUMBER_HINT = {int: "a whole number", float: "a number"}
 
 def _coerce(f: dataclasses.Field, value: Any) -> tuple[bool, Any, str]:
     """Check one value against its field's type; JSON gives int for 3.0 etc."""
-    typ = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    typ = type_name(f)
     name = f.name
     if typ == "int":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):

@@ -18,11 +18,14 @@ STATUS_FILE = "status.json"
 PROGRESS_FILE = "progress.jsonl"
 EVAL_FILE = "eval.json"            # held-out loss before and after (not the data file: that is EVAL_DATA)
 SAMPLES_FILE = "samples.json"
-ADAPTER_DIR = "adapter"
+ADAPTER_DIR = "adapter"            # the adapter at the last step
+ADAPTER_BEST_DIR = "adapter-best"  # the adapter at the best held-out point, when that is not the last
 CHECKPOINTS_DIR = "checkpoints"
+PREVIOUS_DIR = "previous"          # a restarted run's old results, until its first new checkpoint
 LOGS_DIR = "logs"
 LOG_FILE = "logs/trainer.log"
 LAUNCHER_LOG = "logs/launcher.log"  # the detached start's own output
+LOCK_FILE = "trainer.lock"          # OS-locked for the one trainer's life (trainer/run/lock.py); never packed
 
 # Written by merge and export
 MERGED_DIR = "merged"

@@ -1,17 +1,28 @@
-"""Which Python runs the trainer, and the command line that starts it.
+"""Which Python runs the trainer, the command line that starts it, and the
+detached start itself.
 
-Standard library only; the app uses this to build its QProcess. Order
-(DESIGN.md): DRAGONFARM_PYTHON; else, from source, the current interpreter;
-else, in the frozen app, the managed environment made on first use.
+Standard library only. Order (DESIGN.md): DRAGONFARM_PYTHON; else, from
+source, the current interpreter; else, in the frozen app, the managed
+environment made on first use. `start_detached` starts the trainer in a
+session (POSIX) or process group without a console (Windows) of its own, so
+it outlives the app, with an explicit environment and its output in the
+run's logs/launcher.log; the caller's own environment and file descriptors
+are never touched.
 """
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
+# Windows process creation flags (subprocess has them only on Windows).
+DETACHED_PROCESS = 0x00000008          # no console: the trainer survives the app and its console
+CREATE_NEW_PROCESS_GROUP = 0x00000200  # Ctrl+C/Ctrl+Break aimed at the app do not reach the trainer
+
 
 ENV_MARKER = "dragonfarm-env.json"
+KEEP_AWAKE_ENV = "DRAGONFARM_KEEP_AWAKE"   # "0": the trainer lets the computer sleep (the app's setting)
 
 
 class NoTrainerPython(RuntimeError):
@@ -102,9 +113,11 @@ def trainer_command(*args: str, settings: dict | None = None) -> tuple[str, list
     return trainer_python(settings), ["-m", "trainer", *args]
 
 
-def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None) -> dict[str, str]:
+def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None,
+                keep_awake: bool = True) -> dict[str, str]:
     """Environment for the trainer process: unbuffered output, the source tree on
-    sys.path when running from source, and the token only here (never in files)."""
+    sys.path when running from source, the token only here (never in files), and
+    KEEP_AWAKE_ENV=0 when the person turned "keep the computer awake" off."""
     env = clean_child_env(dict(os.environ if base is None else base))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
@@ -117,4 +130,26 @@ def trainer_env(base: dict[str, str] | None = None, hf_token: str | None = None)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if hf_token:
         env["HF_TOKEN"] = hf_token
+    if not keep_awake:
+        env[KEEP_AWAKE_ENV] = "0"
     return env
+
+
+def detached_options(windows: bool | None = None) -> dict:
+    """Popen options that detach the child from this process's session."""
+    windows = (os.name == "nt") if windows is None else windows
+    if windows:
+        return {"creationflags": DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
+
+
+def start_detached(program: str, args: list[str], cwd: str | Path, env: dict[str, str], log_path: str | Path,
+                   windows: bool | None = None) -> subprocess.Popen:
+    """Start `program args` detached, stdout and stderr appended to `log_path`
+    (kept for a child that dies before its own log starts). Raises OSError
+    when the program cannot be started."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([program, *args], cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, close_fds=True, **detached_options(windows))

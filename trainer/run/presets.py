@@ -1,4 +1,4 @@
-"""The model preset table, kept in resources/presets.json (read by the app too)."""
+"""The model preset table, kept in trainer/resources/presets.json (read by the app too)."""
 from __future__ import annotations
 
 import json

@@ -2,6 +2,8 @@
 
 Standard library only. The writer flushes each line; the reader returns only
 complete lines and keeps its place, so a follower reads just the new bytes.
+Every line is checked (trainer/run/checks.py): a line that is not JSON, or
+whose numbers are not numbers, is left out and named in `problems`.
 """
 from __future__ import annotations
 
@@ -10,7 +12,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from trainer.run.checks import clean_progress
 from trainer.run.files import PROGRESS_FILE
+
+MAX_PROBLEMS = 20  # the first few bad lines are named; the rest counted
+READ_LIMIT = 16 << 20   # bytes per read_new call: a huge file is read in pieces
+MAX_LINE = 1 << 20      # a line longer than this is damage, not a record
 
 
 class ProgressWriter:
@@ -38,8 +45,12 @@ class ProgressReader:
         self.offset = 0
         self._partial = b""
         self.reset = False
+        self.lines = 0                 # complete lines read so far
+        self.bad_lines = 0
+        self.problems: list[str] = []  # "line 3: loss is 'abc', not a number"
 
-    def read_new(self) -> list[dict[str, Any]]:
+    def read_new(self, limit: int = READ_LIMIT) -> list[dict[str, Any]]:
+        """New complete records, reading at most `limit` bytes (the rest next time)."""
         self.reset = False
         try:
             size = os.path.getsize(self.path)
@@ -47,29 +58,68 @@ class ProgressReader:
             return []
         if size < self.offset:
             self.offset, self._partial, self.reset = 0, b"", True
+            self.lines, self.bad_lines, self.problems = 0, 0, []
         if size == self.offset:
             return []
         with open(self.path, "rb") as fh:
             fh.seek(self.offset)
-            chunk = fh.read(size - self.offset)
+            chunk = fh.read(min(size - self.offset, limit))
         self.offset += len(chunk)
         data = self._partial + chunk
         lines = data.split(b"\n")
         self._partial = lines.pop()  # b"" when the chunk ended with a newline
-        return [r for r in (_parse(line) for line in lines) if r is not None]
+        records = []
+        for line in lines:
+            self.lines += 1
+            record, problem = _parse(line)
+            if problem:
+                self._note(self.lines, problem)
+            elif record is not None:
+                records.append(record)
+        if len(self._partial) > MAX_LINE:
+            self._note(self.lines + 1, "longer than 1 MB, not a progress record")
+            self._partial = b""
+        return records
+
+    def _note(self, line: int, problem: str) -> None:
+        self.bad_lines += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"line {line}: {problem}")
+
+    def problem_text(self) -> str | None:
+        """The bad lines in one phrase, or None when every line was good."""
+        if not self.bad_lines:
+            return None
+        more = self.bad_lines - len(self.problems)
+        return "; ".join(self.problems) + (f" (and {more} more bad lines)" if more > 0 else "")
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
+def _parse(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
     line = line.strip()
     if not line:
-        return None
+        return None, None
     try:
         record = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
+    except UnicodeDecodeError:
+        return None, "not text"
+    except (ValueError, RecursionError):
+        return None, "not valid JSON"
+    return clean_progress(record)
 
 
 def read_progress(run_dir: str | Path) -> list[dict[str, Any]]:
-    """Every complete record in a run's progress file."""
-    return ProgressReader(run_dir).read_new()
+    """Every complete, well-formed record in a run's progress file."""
+    reader = ProgressReader(run_dir)
+    records = reader.read_new()
+    while True:
+        more = reader.read_new()
+        if not more and reader.offset >= _size(reader.path):
+            return records
+        records += more
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

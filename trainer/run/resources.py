@@ -6,12 +6,13 @@ from pathlib import Path
 
 
 def resources_dir() -> Path:
-    """The `resources/` folder: beside the packages from source or a wheel, or
-    inside the PyInstaller bundle (sys._MEIPASS) in the frozen app."""
+    """`trainer/resources/`, package data of the trainer: found beside this package
+    from source or a wheel, and at trainer/resources inside the PyInstaller bundle
+    (sys._MEIPASS) in the frozen app."""
     frozen = getattr(sys, "_MEIPASS", None)
-    if frozen and (Path(frozen) / "resources").is_dir():
-        return Path(frozen) / "resources"
-    return Path(__file__).resolve().parents[2] / "resources"
+    if frozen and (Path(frozen) / "trainer" / "resources").is_dir():
+        return Path(frozen) / "trainer" / "resources"
+    return Path(__file__).resolve().parents[1] / "resources"
 
 
 def resource(*parts: str) -> Path:

@@ -4,45 +4,40 @@ A pack holds the config, adapter, eval, samples, progress, status and logs (the
 training data only when asked; never checkpoints, merged/ or exports) under
 one folder named after the run, plus a manifest of sizes and SHA-256 hashes.
 
-Unpacking treats the archive as untrusted: it refuses absolute paths, `..`,
-links and other special members, encrypted members, oversized members and
-archives, and members that compress suspiciously well; it counts the bytes it
-actually reads (never trusting the declared sizes), checks the manifest, and
-never overwrites an existing run. Standard library only: the app imports it.
+The pack leaves out what says where and on which computer it was made: the
+model's local path becomes its name, and the home folder, the run folder and
+the host name are replaced in logs, status and adapter settings.
+
+Unpacking treats the archive as untrusted (trainer/run/sharecheck.py judges
+it first): only the files its manifest lists, of the kinds a run holds, with
+the sizes and hashes listed; no archive bombs, unsafe or Windows-reserved
+names, or more than the disk can take. It counts the bytes it actually reads,
+says in words what it refused, and never overwrites an existing run.
+Standard library only: the app imports it.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
-import re
 import shutil
-import stat
+import socket
 import time
 import uuid
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from trainer.run.reader import Run, is_run_dir
 from trainer.run import files
-from trainer.run.files import CONFIG_FILE
 from trainer.run.errors import UserError
+from trainer.run.sharecheck import (MANIFEST, Limits, allowed_kind, check_against_manifest, check_members,
+                                    name_problem, read_manifest, refuse)
 
-MANIFEST = files.PACK_MANIFEST
 PACK_FILES = (files.CONFIG_FILE, files.STATUS_FILE, files.PROGRESS_FILE, files.EVAL_FILE, files.SAMPLES_FILE)
-PACK_DIRS = (files.ADAPTER_DIR, files.LOGS_DIR)
+PACK_DIRS = (files.ADAPTER_DIR, files.ADAPTER_BEST_DIR, files.LOGS_DIR)
 DATA_DIR = files.DATA_DIR
 CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Limits:
-    member_bytes: int = 4 << 30      # one file
-    total_bytes: int = 16 << 30      # the whole run
-    members: int = 10_000
-    ratio: float = 200.0             # uncompressed / compressed, for members over ratio_floor
-    ratio_floor: int = 1 << 20
 
 
 def _sha256(path: Path) -> str:
@@ -53,15 +48,17 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def pack_members(run_dir: Path, with_data: bool = False) -> list[str]:
-    """The run's files that go into a pack, as POSIX paths relative to the run folder."""
+def pack_members(run_dir: Path, with_data: bool = False, last: bool = False) -> list[str]:
+    """The run's files that go into a pack, as POSIX paths relative to the run folder. The best adapter
+    (adapter-best/) goes too unless `last`, so the unpacked run's Try it uses the same adapter."""
     found = [name for name in PACK_FILES if (run_dir / name).is_file()]
-    for folder in PACK_DIRS + ((DATA_DIR,) if with_data else ()):
+    dirs = tuple(d for d in PACK_DIRS if not (last and d == files.ADAPTER_BEST_DIR))
+    for folder in dirs + ((DATA_DIR,) if with_data else ()):
         base = run_dir / folder
         if base.is_dir():
             found += sorted(p.relative_to(run_dir).as_posix() for p in base.rglob("*")
                             if p.is_file() and not p.is_symlink())
-    return found
+    return [rel for rel in found if allowed_kind(rel)]  # what unpack would refuse is never packed
 
 
 def _free_path(path: Path) -> Path:
@@ -72,7 +69,7 @@ def _free_path(path: Path) -> Path:
     return candidate
 
 
-def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False) -> Path:
+def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False, last: bool = False) -> Path:
     run_dir = Path(run_dir)
     if not is_run_dir(run_dir):
         raise UserError(f"{run_dir} is not a DragonFarm run folder (it has no config.json).",
@@ -90,71 +87,107 @@ def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = F
         out = out.with_name(out.name + ".zip")
     if out.exists():
         raise UserError(f"{out} already exists.", "Choose another file name, or move the old file away.")
-    members = pack_members(run_dir, with_data)
-    manifest = {"format": "dragonfarm-run", "version": 1, "name": run.name, "with_data": with_data,
-                "packed_at": time.time(),
-                "files": {m: {"size": (run_dir / m).stat().st_size, "sha256": _sha256(run_dir / m)} for m in members}}
+    members = pack_members(run_dir, with_data, last)
+    scrub = Scrubber(run_dir, run.config_dict().get("model"))
+    # The examples are the person's own words, packed as they are; everything else is scrubbed.
+    cleaned = {m: scrub.file(run_dir, m) for m in members if not m.endswith(".jsonl") or not m.startswith(DATA_DIR)}
+    manifest = {"format": "dragonfarm-run", "version": 2, "name": run.name, "with_data": with_data,
+                "packed_at": time.time(), "files": {}}
+    for m in members:
+        data = cleaned.get(m)
+        manifest["files"][m] = ({"size": len(data), "sha256": hashlib.sha256(data).hexdigest()} if data is not None
+                                else {"size": (run_dir / m).stat().st_size, "sha256": _sha256(run_dir / m)})
     partial = out.with_name(out.name + ".partial")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
-        zf.writestr(f"{run.name}/{MANIFEST}", json.dumps(manifest, indent=2))
-        for member in members:
-            zf.write(run_dir / member, f"{run.name}/{member}")
-    os.replace(partial, out)
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+            zf.writestr(f"{run.name}/{MANIFEST}", json.dumps(manifest, indent=2))
+            for member in members:
+                if cleaned.get(member) is not None:
+                    zf.writestr(f"{run.name}/{member}", cleaned[member])
+                else:
+                    zf.write(run_dir / member, f"{run.name}/{member}")
+        os.replace(partial, out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError(f"Could not write {out}: {exc.strerror or exc}.",
+                        "Choose a folder with enough free space that you can write to.") from exc
     return out
 
 
-def _refuse(archive: Path, what: str) -> UserError:
-    return UserError(f"{archive.name} cannot be imported: {what}",
-                     "Only import .zip files made with DragonFarm's Share (pack), from people you trust.")
+class Scrubber:
+    """What a pack must not carry: the model's local path, the home folder, the run folder, the host name."""
+
+    TEXT = (".json", ".jsonl", ".log", ".md", ".txt")
+
+    def __init__(self, run_dir: Path, model: object):
+        pairs: list[tuple[str, str]] = []
+        if isinstance(model, str) and _looks_local(model):
+            local = Path(model).expanduser()
+            for form in {model, str(local), str(local.resolve())}:
+                pairs.append((form, local.name))
+        for form in {str(run_dir), str(run_dir.resolve())}:
+            pairs.append((form, "<run folder>"))
+        pairs.append((str(Path.home()), "~"))
+        host = socket.gethostname()
+        if len(host) >= 3:
+            pairs.append((host, "<computer>"))
+        # JSON writes a Windows path's backslashes doubled: replace that spelling too.
+        pairs += [(json.dumps(a)[1:-1], json.dumps(b)[1:-1]) for a, b in pairs if json.dumps(a)[1:-1] != a]
+        self.pairs = sorted({(a, b) for a, b in pairs if len(a) > 1}, key=lambda ab: -len(ab[0]))
+        self.model_name = Path(model).expanduser().name if isinstance(model, str) and _looks_local(model) else None
+
+    def text(self, text: str) -> str:
+        for old, new in self.pairs:
+            text = text.replace(old, new)
+        return text
+
+    def file(self, run_dir: Path, rel: str) -> bytes | None:
+        """The member's bytes as packed, or None to copy the file as it is."""
+        if Path(rel).suffix.lower() not in self.TEXT:
+            return None
+        raw = (run_dir / rel).read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if rel == files.IMPORT_FILE:
+            try:
+                text = json.dumps(_names_only(json.loads(text)), indent=2)
+            except ValueError:
+                pass
+        if rel in (files.CONFIG_FILE, files.STATUS_FILE):
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and ((rel == files.CONFIG_FILE and self.model_name) or
+                                           (rel == files.STATUS_FILE and {"pid", "host"} & set(data))):
+                if rel == files.CONFIG_FILE:
+                    data["model"] = self.model_name
+                else:
+                    data.pop("pid", None)
+                    data.pop("host", None)
+                text = json.dumps(data, indent=2)
+        return self.text(text).encode("utf-8")
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_SAFE_NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]+$")
+def _names_only(value: object) -> object:
+    """Absolute paths (where the person's files were) reduced to the file's name."""
+    if isinstance(value, dict):
+        return {k: _names_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_names_only(v) for v in value]
+    if isinstance(value, str) and (value.startswith(("/", "~", "\\")) or (len(value) > 2 and value[1:3] in (":\\", ":/"))):
+        return value.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return value
 
 
-def check_members(archive: Path, infos: list[zipfile.ZipInfo], limits: Limits) -> str:
-    """Every member judged before anything is written; the run's folder name."""
-    if len(infos) > limits.members:
-        raise _refuse(archive, f"it has {len(infos)} files, more than a run ever has ({limits.members}).")
-    tops, total = set(), 0
-    for info in infos:
-        name = info.filename
-        if name.startswith(("/", "\\")) or _DRIVE.match(name):
-            raise _refuse(archive, f"it contains a file with an absolute path ({name}).")
-        if "\\" in name or "\x00" in name:
-            raise _refuse(archive, f"it contains a file name with a backslash ({name}).")
-        parts = name.rstrip("/").split("/")
-        if ".." in parts or "." in parts or "" in parts:
-            raise _refuse(archive, f"it contains a path that climbs out of its folder ({name}).")
-        if any(not _SAFE_NAME.match(p) for p in parts):
-            raise _refuse(archive, f"it contains a file name that is not allowed ({name}).")
-        mode = info.external_attr >> 16
-        if stat.S_ISLNK(mode):
-            raise _refuse(archive, f"it contains a link ({name}), which could point anywhere on your computer.")
-        if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no type recorded (a plain file)
-            raise _refuse(archive, f"it contains a special file ({name}).")
-        if info.flag_bits & 0x1:
-            raise _refuse(archive, f"it contains an encrypted file ({name}).")
-        if info.file_size > limits.member_bytes:
-            raise _refuse(archive, f"{name} would be {info.file_size / 1e9:.1f} GB, larger than any run file "
-                                   f"({limits.member_bytes / 1e9:.1f} GB at most).")
-        if info.file_size > limits.ratio_floor and info.file_size > limits.ratio * max(info.compress_size, 1):
-            raise _refuse(archive, f"{name} expands {info.file_size / max(info.compress_size, 1):.0f} times, "
-                                   "which is how archive bombs look.")
-        total += info.file_size
-        if total > limits.total_bytes:
-            raise _refuse(archive, f"it would unpack to more than {limits.total_bytes / 1e9:.1f} GB.")
-        tops.add(parts[0])
-    if len(tops) != 1:
-        raise _refuse(archive, "it does not hold exactly one run folder.")
-    top = tops.pop()
-    if not any(i.filename == f"{top}/{CONFIG_FILE}" for i in infos):
-        raise _refuse(archive, "it holds no run (there is no config.json).")
-    return top
+def _looks_local(model: str) -> bool:
+    return (model.startswith((".", "/", "~", "\\")) or "\\" in model or model.count("/") > 1
+            or (len(model) > 1 and model[1] == ":") or Path(model).expanduser().exists())
 
 
-def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive: Path, limits: Limits) -> int:
-    cap = min(info.file_size, limits.member_bytes)
+def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive: Path, cap: int) -> int:
     written = 0
     with zf.open(info) as source, open(dest, "xb") as out:
         while True:
@@ -163,67 +196,75 @@ def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive
                 break
             written += len(chunk)
             if written > cap:
-                raise _refuse(archive, f"{info.filename} holds more data than it declares (an archive bomb).")
+                raise refuse(archive, f"{info.filename} holds more data than it declares (an archive bomb).")
             out.write(chunk)
     return written
 
 
+def _write_problem(exc: OSError, runs_dir: Path, what: str) -> UserError:
+    if exc.errno == errno.ENOSPC:
+        return UserError(f"There is not enough free space in {runs_dir} to import the run.",
+                         "Free some space, or choose another runs folder in Settings, and import it again.")
+    if exc.errno == errno.ENAMETOOLONG:
+        return UserError(f"The path of {what} is too long for this computer.",
+                         "Choose a runs folder with a shorter path in Settings, or a shorter run name.")
+    if isinstance(exc, FileExistsError):
+        return UserError(f"{what} already exists in {runs_dir}.", "Import it again; DragonFarm never overwrites.")
+    return UserError(f"Could not write {what} in {runs_dir}: {exc.strerror or exc}.",
+                     "Check that the runs folder exists, is writable and has free space.")
+
+
 def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | None = None,
-           limits: Limits = Limits()) -> Path:
+           limits: Limits | None = None) -> Path:
     """Bring a packed run into runs_dir; returns its new folder (never an existing one)."""
+    limits = limits or Limits()
     from trainer.run.settings import runs_dir as default_runs_dir
 
     archive = Path(archive)
     runs_dir = Path(runs_dir) if runs_dir else default_runs_dir()
     if not archive.is_file():
         raise UserError(f"{archive} does not exist.", "Choose the .zip file again.")
+    if name is not None and name_problem(name):
+        raise UserError(f"'{name}' cannot be a run name: it {name_problem(name)}.",
+                        "Use letters, digits, spaces, '-' or '_'.")
     try:
         zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise _refuse(archive, f"it is not a readable .zip file ({exc}).") from exc
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise refuse(archive, f"it is not a readable .zip file ({exc}).") from exc
     with zf:
         infos = zf.infolist()
         top = check_members(archive, infos, limits)
-        if name is not None and (not _SAFE_NAME.match(name) or name in (".", "..")):
-            raise UserError(f"'{name}' cannot be a run name.", "Use letters, digits, spaces, '-' or '_'.")
-        wanted = name or top
-        runs_dir.mkdir(parents=True, exist_ok=True)
-        staging = runs_dir / f".unpacking-{uuid.uuid4().hex[:8]}"
-        staging.mkdir()
+        manifest = read_manifest(zf, top, archive)
+        check_against_manifest(archive, infos, top, manifest)
+        need = sum(size for size, _ in manifest.values())
         try:
-            total = 0
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            free = shutil.disk_usage(runs_dir).free
+        except OSError as exc:
+            raise _write_problem(exc, runs_dir, "the runs folder") from exc
+        if need + limits.free_margin > free:
+            raise UserError(f"The run needs {need / 1e9:.2f} GB but {runs_dir} has only {free / 1e9:.2f} GB free.",
+                            "Free some space, or choose another runs folder in Settings, and import it again.")
+        staging = runs_dir / f".unpacking-{uuid.uuid4().hex[:8]}"
+        try:
+            staging.mkdir()
             for info in infos:
                 rel = info.filename.split("/", 1)[1] if "/" in info.filename else ""
-                if not rel or info.is_dir():
+                if not rel or info.is_dir() or rel == MANIFEST:
                     continue
                 dest = staging.joinpath(*rel.split("/"))
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    total += _copy_capped(zf, info, dest, archive, limits)
-                except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
-                    raise _refuse(archive, f"it is damaged ({info.filename}: {exc}).") from exc
-                if total > limits.total_bytes:
-                    raise _refuse(archive, f"it unpacks to more than {limits.total_bytes / 1e9:.1f} GB.")
-            _verify_manifest(staging, archive)
-            return _place(staging, runs_dir, wanted, explicit=name is not None)
-        except BaseException:
+                    _copy_capped(zf, info, dest, archive, min(manifest[rel][0], limits.member_bytes))
+                except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+                    raise refuse(archive, f"it is damaged ({info.filename}: {exc}).") from exc
+                if _sha256(dest) != manifest[rel][1]:
+                    raise refuse(archive, f"{rel} is missing or was changed after packing.")
+            return _place(staging, runs_dir, name or top, explicit=name is not None)
+        except OSError as exc:
+            raise _write_problem(exc, runs_dir, f"the run {name or top}") from exc
+        finally:
             shutil.rmtree(staging, ignore_errors=True)
-            raise
-
-
-def _verify_manifest(folder: Path, archive: Path) -> None:
-    path = folder / MANIFEST
-    if not path.is_file():
-        return  # a hand-made zip of a run folder: accepted, without hashes to check
-    try:
-        files = json.loads(path.read_text(encoding="utf-8"))["files"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise _refuse(archive, "its list of contents is damaged.") from exc
-    for rel, meta in files.items():
-        target = folder / rel
-        if not target.is_file() or _sha256(target) != meta.get("sha256"):
-            raise _refuse(archive, f"{rel} is missing or was changed after packing.")
-    path.unlink()
 
 
 def _place(staging: Path, runs_dir: Path, wanted: str, explicit: bool) -> Path:

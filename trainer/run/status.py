@@ -1,8 +1,11 @@
 """status.json: what the trainer is doing now, written atomically.
 
-Standard library only. The trainer writes the whole file each time through a
-temporary file and os.replace, so a reader never sees half a file. Readers
-judge liveness from the pid (same host) and the heartbeat time.
+The trainer writes the whole file each time through a temporary file and
+os.replace, so a reader never sees half a file. Liveness comes first from the
+run's trainer lock (trainer/run/lock.py), which nothing can forge; pid with
+its create time and the heartbeat are hints for folders without a lock file.
+A heartbeat in the future is ignored. Readers check every field
+(trainer/run/checks.py) and report a damaged file instead of failing.
 """
 from __future__ import annotations
 
@@ -14,18 +17,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from trainer.run import procs
+from trainer.run.checks import MISSING, clean_status, load_json
 from trainer.run.files import CANCEL_FILE, STATUS_FILE
+from trainer.run.lock import lock_held
+from trainer.run.states import (ACTIVE_STATES, ALL_STATES, CANCELLED, DONE, FAILED, FINAL_STATES,  # noqa: F401
+                                INTERRUPTED, LOADING, QUEUED, SAVING, TRAINING)
 
-QUEUED, LOADING, TRAINING, SAVING = "queued", "loading", "training", "saving"
-DONE, FAILED, CANCELLED, INTERRUPTED = "done", "failed", "cancelled", "interrupted"
-ACTIVE_STATES = (QUEUED, LOADING, TRAINING, SAVING)
-FINAL_STATES = (DONE, FAILED, CANCELLED, INTERRUPTED)
-ALL_STATES = ACTIVE_STATES + FINAL_STATES
 
 # The trainer refreshes the heartbeat every few seconds from a thread, so a
 # heartbeat older than this means the process is gone or frozen.
 HEARTBEAT_SECONDS = 5.0
 STALE_AFTER_SECONDS = 60.0
+# Clocks of two machines sharing a folder differ a little; a heartbeat further
+# ahead than this is forged or broken, and ignored.
+FUTURE_SLACK_SECONDS = 30.0
+# Not a trainer state: what readers show for a run whose files are damaged.
+DAMAGED = "damaged"
 
 STATE_WORDS = {
     QUEUED: "Waiting to start",
@@ -36,6 +44,7 @@ STATE_WORDS = {
     FAILED: "Failed",
     CANCELLED: "Stopped (adapter saved)",
     INTERRUPTED: "Interrupted (can be resumed)",
+    DAMAGED: "Damaged",
 }
 
 
@@ -65,73 +74,70 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
 
 
 def read_json(path: str | Path, default: Any = None) -> Any:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return default
+    """The file's JSON, or `default` when it is missing or not JSON."""
+    data, _problem = load_json(Path(path))
+    return default if data is MISSING else data
 
 
 def read_status(run_dir: str | Path) -> dict[str, Any]:
-    """The raw status as written, or {} when there is none yet."""
-    data = read_json(Path(run_dir) / STATUS_FILE, {})
-    return data if isinstance(data, dict) else {}
+    """The status as written, with bad fields dropped; {} when there is none
+    (or it cannot be read at all)."""
+    return check_status(run_dir)[0]
 
 
-def pid_alive(pid: int) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        ok = kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel32.CloseHandle(handle)
-        return bool(ok) and code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    # A zombie (finished, not yet reaped by its parent) counts as dead.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+def check_status(run_dir: str | Path) -> tuple[dict[str, Any], list[str], bool]:
+    """(status with bad fields dropped, problems in words, whether the file exists)."""
+    data, problem = load_json(Path(run_dir) / STATUS_FILE)
+    if data is MISSING:
+        return {}, [problem] if problem else [], problem is not None
+    clean, problems = clean_status(data)
+    return clean, problems, True
 
 
-def effective_state(status: dict[str, Any], at: float | None = None) -> str:
+def pid_alive(pid: Any, created_at: Any = None) -> bool:
+    """A running process (not a zombie); with `created_at`, the same process."""
+    return procs.pid_alive(pid, created_at)
+
+
+def effective_state(status: dict[str, Any], at: float | None = None, run_dir: str | Path | None = None) -> str:
     """The state a reader should believe: an active state whose trainer is dead
-    (pid gone on this host, or heartbeat stale) is reported as interrupted."""
+    (lock free, pid gone on this host, or heartbeat stale) reads interrupted."""
     state = status.get("state")
     if state not in ALL_STATES:
         return QUEUED if not status else FAILED
     if state not in ACTIVE_STATES:
         return state
-    return state if is_live(status, at) else INTERRUPTED
+    return state if is_live(status, at, run_dir) else INTERRUPTED
 
 
-def is_live(status: dict[str, Any], at: float | None = None) -> bool:
+def _past_time(value: Any, at: float) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if ok and value <= at + FUTURE_SLACK_SECONDS else None
+
+
+def is_live(status: dict[str, Any], at: float | None = None, run_dir: str | Path | None = None) -> bool:
+    """Is a trainer working on this run? With `run_dir`, the lock decides."""
+    at = now() if at is None else at
+    written_by_trainer = "heartbeat_at" in status or "pid" in status
+    held = lock_held(run_dir) if run_dir is not None else None
+    if held:
+        return True
     if status.get("state") not in ACTIVE_STATES:
         return False
-    at = now() if at is None else at
+    if held is False and written_by_trainer:
+        return False  # the trainer that wrote this is gone: the OS dropped its lock
     pid = status.get("pid")
-    if status.get("host") == socket.gethostname() and pid and not pid_alive(pid):
+    if (status.get("host") == socket.gethostname() and pid is not None
+            and not pid_alive(pid, status.get("pid_created_at"))):
         return False
-    beat = status.get("heartbeat_at")
-    if isinstance(beat, (int, float)):
+    beat = _past_time(status.get("heartbeat_at"), at)
+    if beat is not None:
         return at - beat <= STALE_AFTER_SECONDS
+    if written_by_trainer:
+        return False  # a heartbeat that is missing or in the future proves nothing
     # queued by the app but no trainer has written yet: live for a short grace period
-    created = status.get("updated_at")
-    return isinstance(created, (int, float)) and at - created <= STALE_AFTER_SECONDS
+    created = _past_time(status.get("updated_at"), at)
+    return created is not None and at - created <= STALE_AFTER_SECONDS
 
 
 class StatusWriter:
@@ -142,6 +148,7 @@ class StatusWriter:
         self.data: dict[str, Any] = {
             "state": QUEUED,
             "pid": os.getpid(),
+            "pid_created_at": procs.create_time(),  # with the pid: a reused pid is not this trainer
             "host": socket.gethostname(),
             "started_at": now(),
         }

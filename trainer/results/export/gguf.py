@@ -19,7 +19,7 @@ from trainer.run.reader import Run
 from trainer.run.errors import UserError
 from trainer.run.files import EXPORT_DIR, EXPORT_LOG
 from trainer.results.export import llamacpp
-from trainer.results.export.check import CheckResult, compare, greedy_ids
+from trainer.results.check import CheckResult, compare, greedy_ids
 
 K_QUANTS = ("q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_0", "q4_1", "q4_k_s", "q4_k_m", "q5_0", "q5_1",
             "q5_k_s", "q5_k_m", "q6_k")
@@ -64,7 +64,7 @@ def export_name(run: Run, quant: str) -> str:
 
 
 def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress = print,
-                check: bool = True) -> GgufExport:
+                check: bool = True, last: bool = False) -> GgufExport:
     from trainer.results.merge import ensure_merged
 
     quant = quant.lower()
@@ -79,7 +79,7 @@ def export_gguf(run_dir: str | Path, quant: str = "f16", on_progress: Progress =
             raise UserError(f"{quant} needs llama.cpp's llama-quantize program, which was not found.",
                             "Install llama.cpp (so llama-quantize is on the PATH) or set LLAMA_CPP_DIR to a built "
                             "checkout; or export f16 or q8_0, which need nothing else.")
-    info = ensure_merged(run.path, on_progress)
+    info = ensure_merged(run.path, on_progress, last=last)
     converter = llamacpp.find_converter(on_progress)
     out_dir = run.path / EXPORT_DIR
     out_dir.mkdir(exist_ok=True)
@@ -129,7 +129,8 @@ def load_gguf_model(path: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
     try:
-        return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32,
+                                                    trust_remote_code=False)
     except Exception as exc:  # noqa: BLE001 - reported in words
         raise UserError(f"The GGUF file {path.name} could not be loaded back to check it: {exc}",
                         "The file may still work in llama.cpp, but it was not verified.") from exc

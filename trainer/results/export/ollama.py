@@ -74,16 +74,16 @@ def template_check(tokenizer: Any, spec: mf.ModelfileSpec, prompts: list[list[di
 
 
 def export_ollama(run_dir: str | Path, quant: str | None = None, on_progress: Progress = print,
-                  check: bool = True) -> OllamaExport:
+                  check: bool = True, last: bool = False) -> OllamaExport:
     from trainer.results.merge import ensure_merged, merge_info
     from trainer.engine.models import load_tokenizer
 
     run = Run(run_dir)
-    info = ensure_merged(run.path, on_progress)
+    info = ensure_merged(run.path, on_progress, last=last)
     if quant:
         from trainer.results.export.gguf import export_gguf
 
-        gguf = export_gguf(run.path, quant, on_progress, check=check)
+        gguf = export_gguf(run.path, quant, on_progress, check=check, last=last)
         source = "./" + gguf.path.relative_to(run.path).as_posix()
     else:
         source = f"./{MERGED_DIR}"

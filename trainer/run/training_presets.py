@@ -1,0 +1,86 @@
+"""Beginner presets of training settings (Quick try, Balanced, Thorough).
+
+Data in the contract so that the app's wizard and `dragonfarm new --preset`
+offer the same choices. Each preset names only TrainConfig settings; a preset
+laid over the defaults must pass TrainConfig's validation (check_presets()).
+Standard library only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class TrainingPreset:
+    key: str
+    title: str
+    sentence: str
+    values: Mapping[str, Any]
+
+    def config_values(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+def _preset(key: str, title: str, sentence: str, **values: Any) -> TrainingPreset:
+    return TrainingPreset(key, title, sentence, MappingProxyType(values))
+
+
+TRAINING_PRESETS: tuple[TrainingPreset, ...] = (
+    _preset("quick", "Quick try",
+            "One pass over your examples with a small adapter: a first look in minutes.",
+            epochs=1.0, learning_rate=2e-4, lora_r=8, lora_alpha=16, batch_size=4, max_length=512),
+    _preset("balanced", "Balanced",
+            "Three passes over your examples: the usual choice, good for most sets of examples.",
+            epochs=3.0, learning_rate=2e-4, lora_r=16, lora_alpha=32, batch_size=4, max_length=1024),
+    _preset("thorough", "Thorough",
+            "Five slower passes with a bigger adapter: for larger sets of examples, best with a GPU.",
+            epochs=5.0, learning_rate=1e-4, lora_r=32, lora_alpha=64, batch_size=4, max_length=2048),
+)
+DEFAULT_PRESET = "balanced"
+
+
+def preset_keys() -> tuple[str, ...]:
+    return tuple(p.key for p in TRAINING_PRESETS)
+
+
+def preset_by_key(key: str) -> TrainingPreset:
+    for p in TRAINING_PRESETS:
+        if p.key == key:
+            return p
+    raise KeyError(key)
+
+
+def matching_preset(values: Mapping[str, Any]) -> str | None:
+    """The preset whose values all match, else None ("Custom")."""
+    for p in TRAINING_PRESETS:
+        if all(_same(values.get(k), v) for k, v in p.values.items()):
+            return p.key
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=1e-9)
+    return a == b
+
+
+def check_presets() -> list[str]:
+    """Problems with the presets themselves: each must be a valid TrainConfig over the defaults."""
+    from trainer.run.config import ConfigError, TrainConfig
+    from trainer.run.declare import SETTING
+
+    settings = {f.name for f in TrainConfig.__dataclass_fields__.values() if SETTING in f.metadata}
+    problems = []
+    for p in TRAINING_PRESETS:
+        stray = sorted(set(p.values) - settings)
+        if stray:
+            problems.append(f"preset {p.key}: {', '.join(stray)} are not training settings")
+            continue
+        try:
+            TrainConfig.from_dict(p.config_values())
+        except ConfigError as exc:
+            problems += [f"preset {p.key}: {line}" for line in exc.problems]
+    return problems
