@@ -32,9 +32,9 @@ MAX_NEW_TOKENS = {"facts": 40, "voice": 48, "format": 40}
 
 
 def preset_settings(key: str) -> dict:
-    from dragonfarm_gui.logic.estimates import preset_by_key
+    from trainer.run.training_presets import preset_by_key
 
-    return dict(preset_by_key(key).values)
+    return preset_by_key(key).config_values()
 
 
 def parse_set(items: list[str]) -> dict:

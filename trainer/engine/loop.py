@@ -16,7 +16,7 @@ from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
-from trainer.run.config import TrainConfig, default_eval_every
+from trainer.run.config import TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_reply, loss_record, sample_prompts, summed_loss
@@ -113,7 +113,11 @@ class Trainer:
             self.model = get_peft_model(base, lora)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
-        self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
+        self.epochs = effective_epochs(cfg, len(train_examples))
+        self.total_steps = cfg.max_steps or max(1, math.ceil(self.epochs * self.steps_per_epoch))
+        if not cfg.max_steps and self.epochs > cfg.epochs:
+            log.info("%d examples: %.1f passes, to see at least %d examples in all", len(train_examples),
+                     self.epochs, cfg.min_examples_seen)
         self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
         self.save_every = cfg.save_every or self.eval_every
         self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
