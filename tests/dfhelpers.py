@@ -46,7 +46,8 @@ def write_run(run_dir: Path, model: str, train: list[dict], eval_: list[dict], *
         with open(run_dir / "data" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
     settings = dict(name=run_dir.name, model=model, max_length=128, epochs=2, batch_size=4, learning_rate=5e-3,
-                    lora_r=8, lora_alpha=16, num_samples=2, sample_max_new_tokens=8, warmup_ratio=0.0)
+                    lora_r=8, lora_alpha=16, num_samples=2, sample_max_new_tokens=8, warmup_ratio=0.0,
+                    min_examples_seen=0)  # tests count their steps from the epochs alone
     settings.update(overrides)
     TrainConfig(**settings).save(run_dir)
     return run_dir

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trainer.run.config import TrainConfig
+from trainer.run.config import TrainConfig, effective_epochs
 from trainer.run.training_presets import DEFAULT_PRESET as DEFAULT_PRESET
 from trainer.run.training_presets import TRAINING_PRESETS as BEGINNER_PRESETS
 from trainer.run.training_presets import TrainingPreset as BeginnerPreset
@@ -63,7 +63,8 @@ def estimate(config: TrainConfig, train_examples: int, avg_tokens: float,
     params_b = params_b if params_b and params_b > 0 else 0.5
     per_step = max(1, config.batch_size * config.gradient_accumulation)
     steps_per_epoch = max(1, math.ceil(max(train_examples, 1) / per_step))
-    steps = config.max_steps if config.max_steps > 0 else max(1, math.ceil(steps_per_epoch * config.epochs))
+    epochs = effective_epochs(config, train_examples)
+    steps = config.max_steps if config.max_steps > 0 else max(1, math.ceil(steps_per_epoch * epochs))
     tokens_per_example = min(max(avg_tokens, 1.0), config.max_length)
     total_tokens = steps * per_step * tokens_per_example
     speed = (speed_per_b or _TOKENS_PER_S_PER_B[device]) / params_b

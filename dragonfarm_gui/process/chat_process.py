@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from trainer.run.decoding import Decoding
 from trainer.run.launch import NoTrainerPython, trainer_command
 from trainer.run.settings import load_settings
 
@@ -57,11 +58,13 @@ class ChatProcess(ChildProcess):
         self._forget(goodbye=b'{"op": "quit"}\n', wait_ms=wait_ms)
 
     # ----- requests ------------------------------------------------------------
-    def generate(self, messages: list[dict[str, str]], which: str = "finetuned", temperature: float = 0.0,
-                 max_new_tokens: int = 256) -> str:
+    def generate(self, messages: list[dict[str, str]], which: str = "finetuned",
+                 decoding: Decoding | None = None) -> str:
+        d = decoding or Decoding()
         rid = f"{which}-{next(_ids)}"
         self._send({"id": rid, "op": "generate", "messages": messages, "which": which,
-                    "temperature": temperature, "max_new_tokens": max_new_tokens})
+                    "temperature": d.temperature, "repetition_penalty": d.repetition_penalty,
+                    "max_new_tokens": d.max_new_tokens})
         self.pending.add(rid)
         return rid
 

@@ -14,6 +14,9 @@ from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharForma
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
+from trainer.run.decoding import DEFAULT_REPETITION_PENALTY, Decoding
+from trainer.run.decoding import HELP as DECODING_HELP
+from trainer.run.decoding import LIMITS as DECODING_LIMITS
 from trainer.run.reader import Run
 
 from ..logic import theme
@@ -100,7 +103,15 @@ class TryPage(QWidget):
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.1)
         self.temperature.setValue(0.0)
-        self.temperature.setToolTip("0 gives the most likely reply every time; higher values vary more")
+        self.temperature.setToolTip(DECODING_HELP["temperature"])
+        self.temperature.setAccessibleName("Temperature")
+        low, high = DECODING_LIMITS["repetition_penalty"]
+        self.repetition = QDoubleSpinBox()
+        self.repetition.setRange(low, high)
+        self.repetition.setSingleStep(0.05)
+        self.repetition.setValue(DEFAULT_REPETITION_PENALTY)
+        self.repetition.setToolTip(DECODING_HELP["repetition_penalty"])
+        self.repetition.setAccessibleName("Repetition penalty")
         self.length = QSpinBox()
         self.length.setRange(8, 2048)
         self.length.setValue(256)
@@ -113,6 +124,8 @@ class TryPage(QWidget):
         controls.addSpacing(12)
         controls.addWidget(QLabel("Temperature"))
         controls.addWidget(self.temperature)
+        controls.addWidget(QLabel("Repetition penalty"))
+        controls.addWidget(self.repetition)
         controls.addWidget(QLabel("Longest reply"))
         controls.addWidget(self.length)
         controls.addStretch(1)
@@ -178,9 +191,14 @@ class TryPage(QWidget):
         for side in sides:
             pane = self.panes[side]
             pane.add_user(text)
-            rid = self.process.generate(pane.history, side, self.temperature.value(), self.length.value())
+            rid = self.process.generate(pane.history, side, self.decoding())
             self.owner[rid] = pane
         self._update_buttons()
+
+    def decoding(self) -> Decoding:
+        """The controls' values, the same decoding the samples and the command line use by default."""
+        return Decoding(temperature=self.temperature.value(), repetition_penalty=self.repetition.value(),
+                        max_new_tokens=self.length.value()).clamped()
 
     def stop(self) -> None:
         if self.busy():

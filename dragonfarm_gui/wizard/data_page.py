@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGridLayout,
                                QLineEdit, QListWidget, QPushButton, QSpinBox, QSplitter, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from trainer.dataimport import DataImportError, Mapping, eval_count, inspect_file
+from trainer.dataimport import DataImportError, Mapping, inspect_file, split_sentence
 from trainer.dataimport.shapes import CHAT_SHAPES
 
 from ..logic.dataview import (CANCELLED_SCAN, QUICK_ROWS, chats_html, detected_html, problems_label,
@@ -358,12 +358,8 @@ class DataPage(BlockingPage):
         c = self.choices
         c.eval_fraction = self.eval_spin.value() / 100.0
         usable = c.report.counts.usable if c.report is not None else 0
-        if c.eval_path:
-            self.split_label.setText(f"All {usable:,} examples train; the separate file is used to check learning.")
-        elif usable:
-            held = eval_count(usable, c.eval_fraction)
-            self.split_label.setText(f"{usable - held:,} examples to train on, {held:,} held out to check learning."
-                                     + (" (Under 5 examples: nothing is held out.)" if usable < 5 else "")
+        if usable:
+            self.split_label.setText(split_sentence(usable, c.eval_fraction, bool(c.eval_path))
                                      + ("" if c.report.complete else " (So far: the rest is being checked.)"))
         else:
             self.split_label.setText("")

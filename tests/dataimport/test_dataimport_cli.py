@@ -129,8 +129,8 @@ def test_too_few_examples_hold_nothing_out(tmp_path):
 
 
 @pytest.mark.parametrize("usable,fraction,expected", [
-    (0, 0.1, 0), (4, 0.1, 0), (5, 0.1, 1), (50, 0.1, 5), (150, 0.1, 15), (151, 0.1, 15),
-    (10, 0.5, 5), (100, 0.0, 0), (1_000_000, 0.1, 500), (6, 0.5, 3)])
+    (0, 0.1, 0), (4, 0.1, 0), (19, 0.1, 0), (20, 0.1, 2), (20, 0.01, 1), (50, 0.1, 5), (150, 0.1, 15),
+    (151, 0.1, 15), (10, 0.5, 0), (100, 0.0, 0), (1_000_000, 0.1, 500), (20, 0.5, 10)])
 def test_eval_count(usable, fraction, expected):
     assert eval_count(usable, fraction) == expected
 

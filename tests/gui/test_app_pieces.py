@@ -78,11 +78,11 @@ def test_duplicate_opens_wizard_with_the_runs_data_and_settings(window, qtbot, s
     window.duplicate_run(str(sample_run))
     wiz = made[0]
     assert wiz.choices.data_path == sample_run / "data" / "train.jsonl"
-    assert wiz.choices.eval_path == sample_run / "data" / "eval.jsonl"
+    assert wiz.choices.eval_path is None  # 12 examples: under 20, nothing was held out (dataimport/split.py)
     assert wiz.choices.settings["lora_r"] == 4 and wiz.choices.settings["learning_rate"] == 1e-3
     assert wiz.choices.name == "support-copy"
     wizard_idle(qtbot, wiz)  # the file is scanned in a worker
-    assert wiz.choices.report.counts.usable == 11  # the run's training examples, as chats
+    assert wiz.choices.report.counts.usable == 12  # the run's training examples, as chats (all 12 train)
     assert wiz.choices.report.shape == "messages"
     wiz.deleteLater()
 
@@ -149,9 +149,12 @@ def test_estimates_and_presets():
 
     assert format_duration(42) == "42 s" and format_duration(125) == "2 min 05 s"
     assert format_duration(3 * 3600 + 120) == "3 h 02 min" and format_duration(None) == "—"
-    cfg = TrainConfig(epochs=2, batch_size=4)
+    cfg = TrainConfig(epochs=2, batch_size=4, min_examples_seen=0)
     est = estimate(cfg, train_examples=100, avg_tokens=200, params_b=0.135, device="cpu")
     assert est.steps == 50
+    few = estimate(TrainConfig(epochs=2, batch_size=4, min_examples_seen=300), train_examples=100, avg_tokens=200,
+                   params_b=0.135, device="cpu")
+    assert few.steps == 75  # 100 examples seen 3 times: at least 300 in all
     gpu = estimate(cfg, train_examples=100, avg_tokens=200, params_b=0.135, device="cuda")
     assert gpu.seconds < est.seconds and gpu.memory_gb < est.memory_gb
     measured = estimate(cfg, train_examples=100, avg_tokens=200, params_b=0.135, device="cpu", speed_per_b=2.7)

@@ -73,7 +73,7 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     cli_runs = tmp_path / "cli-runs"
     subprocess.run([sys.executable, "-m", "trainer", "new", "--data", str(CSV), "--runs-dir", str(cli_runs),
                     "--name", "wizard-run", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--system", SYSTEM,
-                    "--eval-fraction", "0.25", "--epochs", "1", "--learning-rate", "0.0002", "--lora-r", "8",
+                    "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0002", "--lora-r", "8",
                     "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512", "--quiet"],
                    check=True, cwd=ROOT, capture_output=True, timeout=60)
     cli = cli_runs / "wizard-run"
@@ -81,9 +81,9 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     assert ours.pop("created_at") and theirs.pop("created_at")
     assert ours == theirs
     assert ours["max_length"] == 512 and ours["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
-    for name in ("train.jsonl", "eval.jsonl"):
-        assert (made / "data" / name).read_bytes() == (cli / "data" / name).read_bytes(), name
-    assert len((made / "data" / "eval.jsonl").read_text().splitlines()) == 3
+    assert (made / "data" / "train.jsonl").read_bytes() == (cli / "data" / "train.jsonl").read_bytes()
+    # 12 examples: under 20, so both keep every example for training (trainer/dataimport/split.py)
+    assert not (made / "data" / "eval.jsonl").exists() and not (cli / "data" / "eval.jsonl").exists()
     ours, theirs = _read(made / "data" / "import.json"), _read(cli / "data" / "import.json")
     assert ours.pop("imported_at") and theirs.pop("imported_at")
     assert ours == theirs
@@ -100,7 +100,7 @@ def test_data_page_shows_shape_preview_problems_and_split(wizard, qtbot):
     assert "Where is my order?" in page.preview.toPlainText()
     items = [page.problems.item(i).text() for i in range(page.problems.count())]
     assert len(items) == 1 and items[0].startswith("Skipped: ") and "14" in items[0]  # spreadsheet row 14
-    assert page.split_label.text() == "11 examples to train on, 1 held out to check learning."
+    assert page.split_label.text().startswith("All 12 examples train: with fewer than 20 examples each one matters")
 
 
 def test_data_page_blocks_with_reasons(wizard, qtbot, tmp_path):

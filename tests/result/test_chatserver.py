@@ -82,12 +82,13 @@ def test_protocol_streams_replies_and_stops(serve, trained_tiny_run):
     assert end["event"] == "done" and tokens and "".join(tokens).strip() == end["text"]
 
     from trainer.engine.evaluation import generate_reply
+    from trainer.run.decoding import Decoding
     from trainer.results.generate import load_for_run
 
     model, tok, _ = load_for_run(trained_tiny_run, device="cpu")
-    assert end["text"] == generate_reply(model, tok, ASK, "cpu", max_new_tokens=12)  # same greedy reply
+    assert end["text"] == generate_reply(model, tok, ASK, "cpu", Decoding(max_new_tokens=12))  # same greedy reply
     with model.disable_adapter():
-        base_expected = generate_reply(model, tok, ASK, "cpu", max_new_tokens=12)
+        base_expected = generate_reply(model, tok, ASK, "cpu", Decoding(max_new_tokens=12))
     serve.send(id="b", op="generate", messages=ASK, which="base", max_new_tokens=12)
     assert serve.until_end("b")[1] == {"id": "b", "event": "done", "text": base_expected}
 
@@ -134,6 +135,7 @@ def test_fatal_load_error_is_one_line_in_words(tmp_path):
 
 def test_chat_repl_in_the_terminal(trained_tiny_run):
     from trainer.engine.evaluation import generate_reply
+    from trainer.run.decoding import Decoding
     from trainer.results.generate import load_for_run
 
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
@@ -142,6 +144,6 @@ def test_chat_repl_in_the_terminal(trained_tiny_run):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     model, tok, _ = load_for_run(trained_tiny_run, device="cpu")
-    expected = generate_reply(model, tok, ASK, "cpu", max_new_tokens=8)
+    expected = generate_reply(model, tok, ASK, "cpu", Decoding(max_new_tokens=8))
     assert f"fine-tuned> {expected}\n" in done.stdout
     assert "base model> " in done.stdout and "(temperature 0.5)" in done.stdout

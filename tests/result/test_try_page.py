@@ -125,6 +125,7 @@ def test_a_process_that_cannot_start_is_reported(page, qt_clean, tmp_path, monke
 @pytest.mark.timeout(300)
 def test_streams_from_the_tiny_model_and_stop_works(tiny_page, qt_clean, trained_tiny_run, monkeypatch):
     from trainer.engine.evaluation import generate_reply
+    from trainer.run.decoding import Decoding
     from trainer.results.generate import load_for_run
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
@@ -133,7 +134,7 @@ def test_streams_from_the_tiny_model_and_stop_works(tiny_page, qt_clean, trained
     tiny_page.length.setValue(12)
     events = _send(qt_clean, tiny_page, "What is 3 plus 4?", timeout=120_000)
     model, tok, _ = load_for_run(trained_tiny_run, device="cpu")
-    expected = generate_reply(model, tok, [{"role": "user", "content": "What is 3 plus 4?"}], "cpu", 12)
+    expected = generate_reply(model, tok, [{"role": "user", "content": "What is 3 plus 4?"}], "cpu", Decoding(max_new_tokens=12))
     assert events[0][1:] == ("done", expected) and tokens and "".join(tokens).strip() == expected
     # the base model (random weights) writes on and on: Stop ends it
     tiny_page.compare.setChecked(True)

@@ -38,7 +38,7 @@ def test_wrong_types_name_the_field():
     ("lr_scheduler", "wavy", "lr_scheduler: 'wavy' is not known; use one of cosine, linear, constant"),
     ("device", "tpu", "device: 'tpu' is not known; use one of auto, cuda, mps, cpu"),
     ("max_length", 8, "max_length: 8 is out of range; use 16 to 131072 tokens (512 or 1024 is typical)"),
-    ("lora_dropout", 1.5, "lora_dropout: 1.5 is out of range; use 0 to 0.5 (0.05 is typical)"),
+    ("lora_dropout", 1.5, "lora_dropout: 1.5 is out of range; use 0 to 0.5 (0 or 0.05 is typical)"),
     ("model", " ", "model: empty; give a preset such as HuggingFaceTB/SmolLM2-135M-Instruct, a Hub id, a model folder or a .gguf file"),
     ("target_modules", [], "target_modules: use \"all-linear\" or a list of module names such as [\"q_proj\", \"v_proj\"]"),
 ])

@@ -55,7 +55,7 @@ def test_validation_uses_the_declared_range():
     assert cfg.problems() == [
         "warmup_ratio: 0.6 is out of range; use 0 to 0.5 (0.05 is typical)",
         "lora_alpha: 4097 is out of range; use 1 to 4096 (32 is typical)",
-        "lora_dropout: 0.51 is out of range; use 0 to 0.5 (0.05 is typical)",
+        "lora_dropout: 0.51 is out of range; use 0 to 0.5 (0 or 0.05 is typical)",
     ]
 
 

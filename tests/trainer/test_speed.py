@@ -246,11 +246,13 @@ def test_resumed_run_does_not_measure_the_base_model_again(make_run, monkeypatch
 
 def test_sample_replies_in_one_batch_equal_one_by_one(tiny_model_dir):
     from trainer.engine.evaluation import generate_replies, generate_reply
+    from trainer.run.decoding import Decoding
 
     model, tok = _model(tiny_model_dir)
     prompts = [[{"role": "user", "content": "Hi"}],
                [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2 plus 3? Say it."}]]
     side = tok.padding_side
-    batched = generate_replies(model, tok, prompts, "cpu", max_new_tokens=6)
+    decoding = Decoding(max_new_tokens=6)  # the shared decoding, greedy with the light repetition penalty
+    batched = generate_replies(model, tok, prompts, "cpu", decoding)
     assert tok.padding_side == side  # restored
-    assert batched == [generate_reply(model, tok, p, "cpu", max_new_tokens=6) for p in prompts]
+    assert batched == [generate_reply(model, tok, p, "cpu", decoding) for p in prompts]

@@ -131,7 +131,13 @@ def cmd_new(args: argparse.Namespace) -> int:
     print("  using:")
     for line in mapping_lines(record["mapping"]):
         print("  " + line)
-    print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
+    if args.eval_file or split["eval"] or not args.eval_fraction:
+        print(f"  {split['train']:,} examples to train on, {split['eval']:,} held out to check progress")
+    else:
+        from trainer.dataimport import split_sentence
+
+        print("  " + split_sentence(split["train"], args.eval_fraction))
+
     if warned:
         print(f"  {warned:,} rows had problems and were skipped or flagged; "
               f"see `dragonfarm inspect {_quote(args.data)}`")

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from trainer.cli.train import _run_dir
+from trainer.cli.options import add_decoding_arguments, decoding_from_args
 
 
 LAST_HELP = "use the adapter from the last step, not the one from the best held-out point"
@@ -36,7 +37,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if args.system:
         for history in histories.values():
             history.append({"role": "system", "content": args.system})
-    temperature, length = args.temperature, args.max_new_tokens
+    decoding = decoding_from_args(args)
     print("Type a message and press Enter. /reset forgets the conversation, /temp 0.7 sets the temperature, "
           "/quit ends. Ctrl+C stops a reply.", flush=True)
     while True:
@@ -56,8 +57,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             continue
         if text.startswith("/temp"):
             try:
-                temperature = max(0.0, float(text.split()[1]))
-                print(f"(temperature {temperature})")
+                decoding = decoding.with_changes(temperature=max(0.0, float(text.split()[1])))
+                print(f"(temperature {decoding.temperature:g})")
             except (IndexError, ValueError):
                 print("(use: /temp 0.7)")
             continue
@@ -67,7 +68,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             print(f"\n{label}> ", end="", flush=True)
             stop = threading.Event()
             try:
-                reply, _ = engine.stream(histories[side], side, temperature, length, stop.is_set,
+                reply, _ = engine.stream(histories[side], side, decoding, stop.is_set,
                                          lambda piece: print(piece, end="", flush=True))
             except KeyboardInterrupt:
                 stop.set()
@@ -130,8 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir")
     p.add_argument("--compare", action="store_true", help="the base model answers each message too")
     p.add_argument("--system", help="a system prompt")
-    p.add_argument("--temperature", type=float, default=0.0, help="0 for the most likely reply")
-    p.add_argument("--max-new-tokens", type=int, default=256)
+    add_decoding_arguments(p, max_new_tokens=256)
     p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_chat)
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
+from trainer.cli.options import add_decoding_arguments, decoding_from_args
 from trainer.run.config import DEVICES
 from trainer.run.reader import Run, is_run_dir
 from trainer.run.errors import UserError
@@ -89,8 +90,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from trainer.results.generate import generate
 
-    reply = generate(_run_dir(args.run_dir), args.prompt, base=args.base, max_new_tokens=args.max_new_tokens,
-                     temperature=args.temperature, system=args.system, stream=not args.quiet_stream)
+    reply = generate(_run_dir(args.run_dir), args.prompt, base=args.base, decoding=decoding_from_args(args),
+                     system=args.system, stream=not args.quiet_stream)
     if args.quiet_stream:
         print(reply)
     return 0
@@ -210,8 +211,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("prompt")
     p.add_argument("--base", action="store_true", help="ask the base model instead")
     p.add_argument("--system", help="a system prompt")
-    p.add_argument("--max-new-tokens", type=int, default=200)
-    p.add_argument("--temperature", type=float, default=0.0, help="0 for the most likely reply")
+    add_decoding_arguments(p, max_new_tokens=200)
     p.add_argument("--quiet-stream", action="store_true", help="print the reply at the end, not as it is written")
     p.set_defaults(func=cmd_generate)
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 from trainer.dataimport.problems import MAX_PROBLEMS, DataImportError, Problem
 from trainer.dataimport.shapes import SHAPE_WORDS, SHAPES, Mapping
 from trainer.dataimport.preview import Counts, LengthStats, Report, inspect_file
-from trainer.dataimport.split import eval_count, split_indices
+from trainer.dataimport.split import eval_count, split_indices, split_sentence
 from trainer.dataimport.writer import create_run, run_name_for
 
 FORMATS = ("csv", "tsv", "xlsx", "json", "jsonl")
@@ -65,5 +65,5 @@ FORMATS = ("csv", "tsv", "xlsx", "json", "jsonl")
 __all__ = [
     "inspect_file", "create_run", "Report", "Mapping", "Problem", "Counts", "LengthStats",
     "DataImportError", "SHAPES", "SHAPE_WORDS", "FORMATS", "MAX_PROBLEMS",
-    "eval_count", "split_indices", "run_name_for",
+    "eval_count", "split_indices", "split_sentence", "run_name_for",
 ]

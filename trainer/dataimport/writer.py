@@ -27,7 +27,7 @@ from trainer.dataimport.preview import Chat, ScanResult, resolve_mapping, scan
 from trainer.dataimport.problems import ERROR, DataImportError, blocks
 from trainer.dataimport.readers import open_source
 from trainer.dataimport.shapes import Mapping
-from trainer.dataimport.split import eval_count, split_indices
+from trainer.dataimport.split import STRATIFY_MAX, eval_count, split_indices
 
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
@@ -109,8 +109,13 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
     data_path = Path(data_path)
     source = open_source(data_path, sheet)
     m = resolve_mapping(source, mapping)
+    replies: list[str] = []   # for a split stratified by topic (small sets only)
+
+    def reply_of(index: int, pos: int, chat: Chat) -> None:
+        if index <= STRATIFY_MAX:
+            replies.append(" ".join(t["content"] for t in chat if t["role"] == "assistant"))
     checked = scan(source, m, max_length=config.max_length, tokenizer=tokenizer, preview_rows=0,
-                   progress=phase("checking"))
+                   on_example=reply_of, progress=phase("checking"))
     if checked.counts.usable == 0 or checked.log.blocking:
         raise _refuse(checked, source.name)
     eval_source = eval_m = None
@@ -122,7 +127,8 @@ def create_run(data_path: str | Path, *, runs_dir: str | Path, name: str | None 
             raise _refuse(eval_checked, eval_source.name)
         held = set()
     else:
-        held = split_indices(checked.counts.usable, eval_count(checked.counts.usable, eval_fraction), seed)
+        usable = checked.counts.usable
+        held = split_indices(usable, eval_count(usable, eval_fraction), seed, replies)
     digest = sha256_of(data_path)
 
     run_dir = free_run_dir(Path(runs_dir), run_name_for(data_path, name))

@@ -5,7 +5,10 @@ import contextlib
 import math
 from typing import Any
 
+from trainer.run.decoding import Decoding
+
 from trainer.engine.batching import Batches
+from trainer.engine.decoding import generate_kwargs
 
 
 def autocast(device: str, precision: str) -> Any:
@@ -77,19 +80,14 @@ def prompt_of(chat: list[dict[str, str]]) -> tuple[list[dict[str, str]], str] | 
 
 
 def generate_reply(model: Any, tokenizer: Any, messages: list[dict[str, str]], device: str,
-                   max_new_tokens: int = 128, temperature: float = 0.0, streamer: Any = None,
-                   repetition_penalty: float = 1.0) -> str:
+                   decoding: Decoding | None = None, streamer: Any = None) -> str:
+    """One reply, decoded the shared way (trainer.run.decoding)."""
     import torch
 
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     enc = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(device)
-    kwargs: dict[str, Any] = {"max_new_tokens": max_new_tokens, "pad_token_id": tokenizer.pad_token_id,
-                              "eos_token_id": tokenizer.eos_token_id, "streamer": streamer,
-                              "repetition_penalty": repetition_penalty}
-    if temperature > 0:
-        kwargs.update(do_sample=True, temperature=temperature, top_p=0.95)
-    else:
-        kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    kwargs = generate_kwargs(model, tokenizer, decoding)
+    kwargs["streamer"] = streamer
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -100,8 +98,9 @@ def generate_reply(model: Any, tokenizer: Any, messages: list[dict[str, str]], d
 
 
 def generate_replies(model: Any, tokenizer: Any, prompts: list[list[dict[str, str]]], device: str,
-                     max_new_tokens: int = 128, repetition_penalty: float = 1.0) -> list[str]:
-    """Greedy replies to several prompts in one left-padded batch (the samples before and after training)."""
+                     decoding: Decoding | None = None) -> list[str]:
+    """Replies to several prompts in one left-padded batch (the samples before and after training),
+    decoded the shared way (trainer.run.decoding)."""
     import torch
 
     if not prompts:
@@ -116,9 +115,7 @@ def generate_replies(model: Any, tokenizer: Any, prompts: list[list[dict[str, st
     was_training = model.training
     model.eval()
     with torch.no_grad():
-        out = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
-                             eos_token_id=tokenizer.eos_token_id, repetition_penalty=repetition_penalty,
-                             do_sample=False, temperature=None, top_p=None, top_k=None)
+        out = model.generate(**enc, **generate_kwargs(model, tokenizer, decoding))
     if was_training:
         model.train()
     width = enc["input_ids"].shape[1]

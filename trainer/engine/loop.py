@@ -9,12 +9,14 @@ import time
 from pathlib import Path
 
 from trainer.run import status as st
+from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
 from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
-from trainer.run.config import TrainConfig, default_eval_every
+from trainer.run.config import TrainConfig, default_eval_every, effective_epochs
+from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_replies, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
@@ -89,6 +91,9 @@ class Trainer:
         folder, ckpt, self.tokenizer, self.eval_chats = ready.folder, ready.checkpoint, ready.tokenizer, ready.eval_chats
         train_examples, train_stats, eval_examples, eval_stats = (ready.train_examples, ready.train_stats,
                                                                   ready.eval_examples, ready.eval_stats)
+        # No held-out set (a small one keeps every example for training): the sample
+        # replies use training prompts instead, and samples.json says so.
+        self.sample_chats = self.eval_chats or read_chats(self.run_dir / cfg.train_file)
         self.status.update(examples={"train": len(train_examples), "eval": len(eval_examples),
                                      "truncated": train_stats.truncated + (eval_stats.truncated if eval_stats else 0),
                                      "skipped": train_stats.skipped + (eval_stats.skipped if eval_stats else 0)})
@@ -110,7 +115,11 @@ class Trainer:
             self.session)
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
-        self.total_steps = cfg.max_steps or max(1, math.ceil(cfg.epochs * self.steps_per_epoch))
+        self.epochs = effective_epochs(cfg, len(train_examples))
+        self.total_steps = cfg.max_steps or max(1, math.ceil(self.epochs * self.steps_per_epoch))
+        if not cfg.max_steps and self.epochs > cfg.epochs:
+            log.info("%d examples: %.1f passes, to see at least %d examples in all", len(train_examples),
+                     self.epochs, cfg.min_examples_seen)
         self.eval_every = cfg.eval_every or default_eval_every(self.total_steps)
         self.save_every = cfg.save_every or self.eval_every
         self.status.update(params_total=total, params_trainable=trainable, total_steps=self.total_steps, step=0, epoch=0.0)
@@ -154,20 +163,20 @@ class Trainer:
         st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
         if before is not None:
             self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
-        samples = sample_prompts(self.eval_chats, self.cfg.num_samples)
+        samples = sample_prompts(self.sample_chats, self.cfg.num_samples)
         if samples:
             self.session.message("Writing the base model's sample replies")
             self.session.check_cancel()
             with self.model.disable_adapter():
                 for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
                     s["base"] = reply
-        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples, "from_training": not self.eval_chats})
 
     def _replies(self, prompts: list[list[dict[str, str]]]) -> list[str]:
         with autocast(self.device, self.precision):
             # A light repetition penalty: small models trained briefly tend to loop under greedy decoding.
-            return generate_replies(self.model, self.tokenizer, prompts, self.device, self.cfg.sample_max_new_tokens,
-                                    repetition_penalty=1.15)
+            return generate_replies(self.model, self.tokenizer, prompts, self.device,
+                                    DEFAULT_DECODING.with_changes(max_new_tokens=self.cfg.sample_max_new_tokens))
 
     # ----- the loop ------------------------------------------------------
     def _loop(self, start: int) -> str:
@@ -267,7 +276,7 @@ class Trainer:
             self.session.message("Writing the fine-tuned model's sample replies")
             for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
                 s["finetuned"] = reply
-            st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples})
+            st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples))
         before = (ev.get("before") or {}).get("loss")
         tail = losses[-max(1, len(losses) // 10):] if losses else []
         metrics = {"train_loss": sum(tail) / len(tail) if tail else None, "eval_loss_before": before,

@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from trainer.engine.decoding import generate_kwargs
+from trainer.run.decoding import Decoding
 from trainer.run.errors import UserError
 
 MAX_NEW_TOKENS = 2048
@@ -42,10 +44,11 @@ class ChatEngine:
             return self.model.disable_adapter()
         return contextlib.nullcontext()
 
-    def stream(self, messages: list[dict[str, str]], which: str = "finetuned", temperature: float = 0.0,
-               max_new_tokens: int = 256, should_stop: Callable[[], bool] = lambda: False,
+    def stream(self, messages: list[dict[str, str]], which: str = "finetuned", decoding: Decoding | None = None,
+               should_stop: Callable[[], bool] = lambda: False,
                on_text: Callable[[str], None] = lambda _t: None) -> tuple[str, bool]:
-        """Generate one reply, calling on_text for each new piece; (reply, stopped)."""
+        """Generate one reply, decoded the shared way (trainer.run.decoding), calling on_text
+        for each new piece; (reply, stopped)."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
 
@@ -64,13 +67,10 @@ class ChatEngine:
                 return torch.full((input_ids.shape[0],), bool(should_stop()), dtype=torch.bool,
                                   device=input_ids.device)
 
-        kwargs: dict[str, Any] = dict(enc, max_new_tokens=max(1, min(int(max_new_tokens), MAX_NEW_TOKENS)),
-                                      streamer=streamer, stopping_criteria=StoppingCriteriaList([Stop()]),
-                                      pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-        if temperature and temperature > 0:
-            kwargs.update(do_sample=True, temperature=float(temperature), top_p=0.95)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        decoding = (decoding or Decoding()).clamped()
+        decoding = decoding.with_changes(max_new_tokens=min(decoding.max_new_tokens, MAX_NEW_TOKENS))
+        kwargs: dict[str, Any] = dict(enc, **generate_kwargs(self.model, tok, decoding), streamer=streamer,
+                                      stopping_criteria=StoppingCriteriaList([Stop()]))
         failure: list[BaseException] = []
 
         def work() -> None:
@@ -163,8 +163,8 @@ class Server:
             return
         try:
             reply, was_stopped = self.engine.stream(
-                messages, which=request.get("which", "finetuned"), temperature=float(request.get("temperature") or 0),
-                max_new_tokens=int(request.get("max_new_tokens") or 256), should_stop=stopped,
+                messages, which=request.get("which", "finetuned"), decoding=Decoding.from_request(request),
+                should_stop=stopped,
                 on_text=lambda piece: self.send(id=rid, event="token", text=piece))
         except UserError as exc:
             self.send(id=rid, event="error", text=str(exc))

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run.reader import Run
+from trainer.run.decoding import Decoding
 from trainer.run.errors import UserError
 
 
@@ -30,8 +31,9 @@ def load_for_run(run_dir: str | Path, base: bool = False, device: str | None = N
     return model, tokenizer, device
 
 
-def generate(run_dir: str | Path, prompt: str, base: bool = False, max_new_tokens: int = 128,
-             temperature: float = 0.0, system: str | None = None, stream: bool = False) -> str:
+def generate(run_dir: str | Path, prompt: str, base: bool = False, decoding: Decoding | None = None,
+             system: str | None = None, stream: bool = False) -> str:
+    """One reply, decoded the shared way (trainer.run.decoding) unless `decoding` says otherwise."""
     from trainer.engine.evaluation import generate_reply
 
     model, tokenizer, device = load_for_run(run_dir, base)
@@ -41,7 +43,7 @@ def generate(run_dir: str | Path, prompt: str, base: bool = False, max_new_token
         from transformers import TextStreamer
 
         streamer = TextStreamer(tokenizer, skip_prompt=True, skip_special_tokens=True)
-    return generate_reply(model, tokenizer, messages, device, max_new_tokens, temperature, streamer)
+    return generate_reply(model, tokenizer, messages, device, decoding, streamer)
 
 
 def load_adapter(model: Any, adapter_dir: Path) -> Any:

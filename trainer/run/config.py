@@ -73,6 +73,10 @@ class TrainConfig:
     epochs: float = setting(
         3.0, label="Epochs", min=0.0, max=1000.0, typical=3, decimals=2, step=1.0, advanced=False,
         help="How many times training goes through all your examples. More can learn more, and can also memorise.")
+    min_examples_seen: int = setting(
+        300, label="Train on at least (examples)", min=0, max=10_000_000, typical=300, zero_means="the epochs alone",
+        help="Few examples need more passes to be learned: training repeats them until it has seen at least this "
+             "many in all (20 examples and 300 make 15 passes, at most 30). 0 trains for the epochs alone.")
     max_steps: int = setting(
         0, label="Max steps", min=0, max=10_000_000, zero_means="train by epochs",
         help="Stop after this many steps instead of counting epochs. 0 means: use epochs.")
@@ -80,9 +84,9 @@ class TrainConfig:
         2e-4, label="Learning rate", min=1e-6, max=0.5, typical=2e-4, decimals=6, step=1e-5, advanced=False,
         help="How big each learning step is. Too high and training becomes unstable; too low and it learns slowly.")
     lr_scheduler: str = setting(
-        "cosine", label="Learning-rate schedule", choices=SCHEDULERS,
-        help="How the learning rate changes over the run: cosine (smoothly down), linear (straight down) "
-             "or constant.")
+        "constant", label="Learning-rate schedule", choices=SCHEDULERS,
+        help="How the learning rate changes over the run: constant (the same all through; it taught facts "
+             "best in DragonFarm's learning benchmark), cosine (smoothly down) or linear (straight down).")
     warmup_ratio: float = setting(
         0.05, label="Warm-up share", min=0.0, max=0.5, typical=0.05, decimals=3, step=0.01,
         help="The share of the run spent slowly raising the learning rate at the start.")
@@ -99,8 +103,9 @@ class TrainConfig:
         32, label="LoRA alpha", min=1, max=4096, typical=32,
         help="How strongly the adapter acts; twice the rank is the usual choice.")
     lora_dropout: float = setting(
-        0.05, label="LoRA dropout", min=0.0, max=0.5, typical=0.05, decimals=3, step=0.01,
-        help="A little randomness that helps against memorising; 0.05 is typical.")
+        0.0, label="LoRA dropout", min=0.0, max=0.5, typical=(0.0, 0.05), decimals=3, step=0.01,
+        help="Randomness that works against memorising; 0 learns facts from few examples best, 0.05 can help "
+             "with many varied examples.")
     # "all-linear" means every linear projection of the architecture (not the output head).
     target_modules: list[str] | str = setting(
         "all-linear", label="Target modules",
@@ -263,6 +268,17 @@ def _coerce(f: dataclasses.Field, value: Any) -> tuple[bool, Any, str]:
     if isinstance(value, (str, list)):
         return True, value, ""
     return False, None, f"{name}: {value!r} has the wrong type"
+
+
+MAX_AUTO_EPOCHS = 30.0   # min_examples_seen never asks for more passes than this
+
+
+def effective_epochs(config: "TrainConfig", examples: int) -> float:
+    """The passes a run makes over its `examples` training examples: its epochs, or
+    more when min_examples_seen asks for more over a small set (docs/presets.md)."""
+    if config.min_examples_seen > 0 and examples > 0:
+        return max(config.epochs, min(config.min_examples_seen / examples, MAX_AUTO_EPOCHS))
+    return config.epochs
 
 
 def default_eval_every(total_steps: int) -> int:

