@@ -2,7 +2,7 @@
 training too) and the sample replies. The words come from trainer.run.coach."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from trainer.run.reader import Run
 
@@ -37,6 +37,9 @@ class RunResults(QWidget):
         inner.addLayout(head)
         for w in (self.verdict_text, self.verdict_next):
             inner.addWidget(w)
+        # the coach's words wrap over two or three lines: the box keeps the height they need
+        # (the sample replies below give way instead)
+        box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.verdict_box = box
         self.samples = QTextBrowser()
         self.samples.setOpenLinks(False)
