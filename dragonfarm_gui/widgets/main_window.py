@@ -5,8 +5,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import (QLabel, QMainWindow, QMessageBox, QPushButton, QSplitter, QStackedWidget, QStyle,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QMainWindow, QMessageBox, QSplitter, QStackedWidget, QStyle,
+                               QWidget)
 
 from trainer.run import status as st
 from trainer.run.reader import Run, list_runs
@@ -16,6 +16,7 @@ from trainer.run.settings import load_settings, runs_dir, save_settings
 from ..process.trainer_process import Launch, LaunchError, start_training, stop_process_tree
 from .error_dialog import show_error
 from .run_list import RunList
+from .welcome import WelcomePage
 
 APP_TITLE = "DragonFarm"
 
@@ -38,7 +39,7 @@ class MainWindow(QMainWindow):
         self.run_list.run_selected.connect(self.show_run)
 
         self.stack = QStackedWidget()
-        self.stack.addWidget(self._make_welcome())
+        self.stack.addWidget(WelcomePage(lambda use_example: self.new_run(use_example=use_example)))
         # The person's split is kept: the run page never widens itself (elided
         # title, fixed-width state texts), and the split is remembered.
         self.split = split = QSplitter(Qt.Orientation.Horizontal)
@@ -57,31 +58,6 @@ class MainWindow(QMainWindow):
         self._closing_asked = False
 
     # ----- building ---------------------------------------------------------------
-    def _make_welcome(self) -> QWidget:
-        page = QWidget()
-        title = QLabel("<h2>Teach a small model to answer like your examples</h2>")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        text = QLabel("Bring a spreadsheet or file of example questions and answers, pick a model, "
-                      "and watch it learn. Everything stays on this computer.")
-        text.setWordWrap(True)
-        text.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        new = QPushButton("New run…")
-        new.setObjectName("primaryButton")
-        new.setToolTip("Start the new-run wizard (Ctrl+N)")
-        new.clicked.connect(lambda: self.new_run())
-        example = QPushButton("Try the example dataset…")
-        example.setToolTip("Start the wizard with a small example dataset already chosen")
-        example.clicked.connect(lambda: self.new_run(use_example=True))
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        layout.addWidget(title)
-        layout.addWidget(text)
-        for b in (new, example):
-            b.setMinimumWidth(240)
-            layout.addWidget(b, 0, Qt.AlignmentFlag.AlignHCenter)
-        layout.addStretch(2)
-        return page
-
     def _make_menus(self) -> None:
         def action(menu, text, slot, shortcut=None, tip=""):
             a = QAction(text, self)
