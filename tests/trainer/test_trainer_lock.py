@@ -175,3 +175,13 @@ def test_a_program_the_trainer_started_does_not_keep_the_lock(run_dir):
         holder.stdout.close()
         if child and procs.pid_alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_the_python_api_takes_the_lock_too(run_dir):
+    from trainer.engine.loop import train
+    from trainer.run.errors import UserError
+
+    with lk.TrainerLock(run_dir):
+        with pytest.raises(UserError, match="already training in another process"):
+            train(run_dir, verbose=False)
+    assert not (run_dir / st.STATUS_FILE).exists()

@@ -44,25 +44,12 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from trainer.run.lock import LockHeld, TrainerLock
+    from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
 
     run_dir = _run_dir(args.run_dir)
-    try:
-        lock = TrainerLock(run_dir).acquire()  # held until this trainer ends, however it ends
-    except LockHeld:
-        raise UserError(f"The run {run_dir.name} is already training in another process.",
-                        f"Wait for it, or stop it with: dragonfarm cancel {run_dir}") from None
-    except OSError as exc:
-        raise UserError(f"The run folder {run_dir} cannot be written to ({exc.strerror or exc}).",
-                        "Check that the folder exists and that you may change it.") from None
-    try:
-        from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
-
-        if args.resume and not Run(run_dir).checkpoints():
-            print(NO_CHECKPOINT_RESTART, flush=True)
-        state = train(run_dir, resume=args.resume)
-    finally:
-        lock.release()
+    if args.resume and not Run(run_dir).checkpoints():
+        print(NO_CHECKPOINT_RESTART, flush=True)
+    state = train(run_dir, resume=args.resume)  # takes the run's trainer lock first (UserError if held)
     final = Run(run_dir).status()
     if state == st.FAILED:
         print(f"dragonfarm: {final.get('error')}", flush=True)

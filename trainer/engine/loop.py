@@ -6,7 +6,9 @@ import logging
 import math
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from trainer.run import status as st
 from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
@@ -21,6 +23,8 @@ from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, eval_loss, generate_replies, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
+from trainer.run.errors import UserError
+from trainer.run.lock import LockHeld, TrainerLock
 
 log = logging.getLogger("dragonfarm.engine")
 
@@ -34,7 +38,30 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     # Ops that Apple's GPU lacks run on the CPU instead of failing (read when torch loads).
     os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     run_dir = Path(run_dir).resolve()
-    config = TrainConfig.load(run_dir)  # a bad config fails before we touch the folder
+    config = TrainConfig.load(run_dir)  # a bad config (or no run folder) fails before we touch the folder
+    with hold_trainer_lock(run_dir):  # one trainer per run folder, however it is started
+        return _train_locked(run_dir, config, resume, verbose)
+
+
+@contextmanager
+def hold_trainer_lock(run_dir: Path) -> Iterator[None]:
+    """The run's OS-level trainer lock for the life of this training; a held lock is a
+    plain UserError, before anything in the folder is read or written."""
+    try:
+        lock = TrainerLock(run_dir).acquire()
+    except LockHeld:
+        raise UserError(f"The run {run_dir.name} is already training in another process.",
+                        f"Wait for it, or stop it with: dragonfarm cancel {run_dir}") from None
+    except OSError as exc:
+        raise UserError(f"The run folder {run_dir} cannot be written to ({exc.strerror or exc}).",
+                        "Check that the folder exists and that you may change it.") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _train_locked(run_dir: Path, config: TrainConfig, resume: bool, verbose: bool) -> str:
     before = st.read_json(run_dir / STATUS_FILE, None)
     session = RunSession(run_dir, verbose)
     trainer = None
