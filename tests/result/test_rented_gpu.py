@@ -213,3 +213,17 @@ def test_the_checkpoint_files_are_the_ones_resume_reads():
     from trainer.engine.checkpoint import COMPLETE
 
     assert set(CHECKPOINT_FILES) == set(COMPLETE)
+
+
+def test_file_import_run_says_what_came_in(tmp_path):
+    from dragonfarm_gui.widgets.import_run import import_run
+
+    run = untrained(tmp_path / "home")
+    path, words = import_run(pack(run, tmp_path / "a.zip"), tmp_path / "runs")
+    assert path == tmp_path / "runs" / "rent-me"
+    assert words == "Imported the run as rent-me. It is set up but not trained yet: select it and press Start."
+    gone = str(tmp_path / "gone" / "model")
+    _path, words = import_run(pack(run, tmp_path / "b.zip", model=gone), tmp_path / "runs")
+    assert words.startswith("Imported the run as rent-me-2.") and f"Its model, {gone}, is not on this computer" in words
+    done = fake_run(tmp_path / "mine")
+    assert import_run(pack(done, tmp_path / "c.zip"), tmp_path / "runs")[1] == "Imported the run as shared-run."

@@ -104,7 +104,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
     path, plan = pack_run(_run_dir(args.run_dir), args.output, with_data=args.with_data, last=args.last,
                           model=args.model)
-    print(f"Packed {path.stem} into {path} ({path.stat().st_size / 1e6:.1f} MB).")
+    print(f"Packed into {path} ({path.stat().st_size / 1e6:.1f} MB).")
     for line in plan.lines():
         print("  " + line)
     return 0
