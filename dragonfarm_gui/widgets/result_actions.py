@@ -21,7 +21,8 @@ from ..process.command_process import CommandProcess
 ACTIONS = {"merge": "Merging", "ollama": "Exporting for Ollama", "gguf": "Exporting a GGUF file", "pack": "Packing",
            "push": "Uploading to the Hugging Face Hub"}
 KEY_LINES = ("Check passed", "Check FAILED", "Template check", "The Modelfile's template", "GGUF file:",
-             "Merged model:", "Modelfile:", "Packed into", "merged/ is already up to date", "Uploaded to")
+             "Merged model:", "Modelfile:", "Packed into", "It includes your", "merged/ is already up to date",
+             "Uploaded to")
 UPLOADS = (("adapter", "the adapter (small)"), ("merged", "the merged model"), ("gguf", "the GGUF export"))
 
 

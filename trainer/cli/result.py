@@ -100,12 +100,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    from trainer.run.share import pack
+    from trainer.run.share import pack_run
 
-    path = pack(_run_dir(args.run_dir), args.output, with_data=args.with_data, last=args.last)
-    size = path.stat().st_size / 1e6
-    print(f"Packed into {path} ({size:.1f} MB)" + ("" if args.with_data else "; the training data was left out "
-                                                   "(add --with-data to include it)") + ".")
+    path, plan = pack_run(_run_dir(args.run_dir), args.output, with_data=args.with_data, last=args.last,
+                          model=args.model)
+    print(f"Packed into {path} ({path.stat().st_size / 1e6:.1f} MB).")
+    for line in plan.lines():
+        print("  " + line)
     return 0
 
 
@@ -119,10 +120,24 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
-    from trainer.run.share import unpack
+    import json
+    import zipfile
 
-    path = unpack(Path(args.file).expanduser(), args.runs_dir, args.name)
+    from trainer.cli.data import _quote
+    from trainer.run.elsewhere import set_model, unpacked_lines
+    from trainer.run.share import MANIFEST, unpack
+
+    archive = Path(args.file).expanduser()
+    path = unpack(archive, args.runs_dir, args.name)
     print(f"Imported the run into {path}")
+    if args.model:
+        print("  " + set_model(path, args.model))
+    with zipfile.ZipFile(archive) as zf:  # unpack has judged it: one run folder, a manifest that is JSON
+        top = zf.namelist()[0].split("/", 1)[0]
+        manifest = json.loads(zf.read(f"{top}/{MANIFEST}"))
+    local = manifest.get("model_from_path") is True and not args.model
+    for line in unpacked_lines(path, args.name or top, _quote(str(path)), model_was_local=local):
+        print("  " + line)
     return 0
 
 
@@ -171,9 +186,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--last", action="store_true", help=LAST_HELP)
     p.set_defaults(func=cmd_push)
 
-    p = sub.add_parser("pack", help="pack a run into one .zip to share (no checkpoints)")
+    p = sub.add_parser("pack", help="pack a run into one .zip: to share a trained run, or to train a run on "
+                                    "another machine (a run not trained yet carries its settings and examples)")
     p.add_argument("run_dir")
-    p.add_argument("--with-data", action="store_true", help="include the training data")
+    p.add_argument("--with-data", action="store_true",
+                   help="include the training data (always included for a run not trained yet)")
+    p.add_argument("--model", help="the base model as the other machine can get it (a Hugging Face id, or a path "
+                                   "there), for a run whose model is a folder or .gguf file on this computer")
     p.add_argument("-o", "--output", help="the .zip file (default: RUN_NAME.zip here)")
     p.add_argument("--last", action="store_true", help="pack only the adapter from the last step "
                                                        "(not the best held-out point's too)")
@@ -183,5 +202,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file")
     p.add_argument("--runs-dir", help="where runs live (default: the app's runs folder)")
     p.add_argument("--name", help="a name for the imported run")
+    p.add_argument("--model", help="the base model as this computer can get it (a Hugging Face id or a path here)")
     p.set_defaults(func=cmd_unpack)
 

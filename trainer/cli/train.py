@@ -47,6 +47,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
 
     run_dir = _run_dir(args.run_dir)
+    if args.model:  # a run packed on another computer: the model as this one can get it
+        from trainer.run.elsewhere import set_model
+
+        print(set_model(run_dir, args.model), flush=True)
     if args.resume and not Run(run_dir).checkpoints():
         print(NO_CHECKPOINT_RESTART, flush=True)
     state = train(run_dir, resume=args.resume)  # takes the run's trainer lock first (UserError if held)
@@ -186,6 +190,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a run folder (same as: python -m trainer train RUN_DIR)")
     p.add_argument("run_dir")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--model", help="train this base model (a Hugging Face id or a local path) and keep it in the "
+                                   "run's settings; for a run made on another computer")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("cancel", help="ask a running trainer to stop and save its adapter")

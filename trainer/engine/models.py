@@ -36,6 +36,11 @@ DEFAULT_CHAT_TEMPLATE = (
 )
 
 
+# A run packed on another computer names the model as that computer had it.
+ELSEWHERE = (" If the run was made on another computer, name the model as this one can get it: "
+             "dragonfarm train RUN --model HUB_ID_OR_PATH (or change \"model\" in the run's config.json).")
+
+
 def cache_dir() -> Path:
     override = os.environ.get("DRAGONFARM_CACHE_DIR")
     if override:
@@ -59,7 +64,8 @@ def resolve_model_path(model: str, on_progress: Callable[[str], None] | None = N
     path = Path(model).expanduser()
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
-            raise UserError(f"The model file {path} does not exist.", "Choose the .gguf file again, or pick a preset model.")
+            raise UserError(f"The model file {path} does not exist.", "Choose the .gguf file again, or pick a preset "
+                            "model." + ELSEWHERE)
         return gguf_to_folder(path, on_progress)
     if path.is_dir():
         if not (path / "config.json").is_file():
@@ -67,7 +73,7 @@ def resolve_model_path(model: str, on_progress: Callable[[str], None] | None = N
                             "Choose the folder that holds config.json and the model's .safetensors files.")
         return path
     if model.startswith((".", "/", "~")) or "\\" in model or model.count("/") > 1:
-        raise UserError(f"The model folder {model} does not exist.", "Check the path, or pick a preset model.")
+        raise UserError(f"The model folder {model} does not exist.", "Check the path, or pick a preset model." + ELSEWHERE)
     return download(resolve_model_id(model), on_progress)
 
 

@@ -21,6 +21,9 @@ SAMPLES_FILE = "samples.json"
 ADAPTER_DIR = "adapter"            # the adapter at the last step
 ADAPTER_BEST_DIR = "adapter-best"  # the adapter at the best held-out point, when that is not the last
 CHECKPOINTS_DIR = "checkpoints"
+# One complete checkpoints/step-N/ holds exactly these (trainer/engine/checkpoint.py's COMPLETE; safetensors + JSON)
+CHECKPOINT_FILES = ("adapter_model.safetensors", "adapter_config.json", "training_state.json",
+                    "training_state.safetensors", "trainer_state.json")
 PREVIOUS_DIR = "previous"          # a restarted run's old results, until its first new checkpoint
 LOGS_DIR = "logs"
 LOG_FILE = "logs/trainer.log"

@@ -77,13 +77,14 @@ class TrainerLock:
     lock (`lock_held`), never a trainer: a trainer holds it for its life.
     """
 
-    def __init__(self, run_dir: str | Path, wait: float = 2.0):
+    def __init__(self, run_dir: str | Path, wait: float = 2.0, create: bool = True):
         self.path = Path(run_dir) / LOCK_FILE
         self.wait = wait
+        self.create = create  # False: a folder without a lock file raises FileNotFoundError (a reader's lock)
         self._fd: int | None = None
 
     def acquire(self) -> TrainerLock:
-        fd = os.open(self.path, _FLAGS | os.O_CREAT, 0o644)
+        fd = os.open(self.path, _FLAGS | (os.O_CREAT if self.create else 0), 0o644)
         deadline = time.monotonic() + self.wait
         while not _try_lock(fd):
             if time.monotonic() >= deadline:

@@ -1,8 +1,12 @@
 """`dragonfarm pack RUN_DIR` and `dragonfarm unpack FILE.zip`: a run as one .zip.
 
 A pack holds the config, adapter, eval, samples, progress, status and logs (the
-training data only when asked; never checkpoints, merged/ or exports) under
-one folder named after the run, plus a manifest of sizes and SHA-256 hashes.
+training data only when asked; never merged/ or exports) under one folder named
+after the run, plus a manifest of sizes and SHA-256 hashes. A run not trained
+yet packs its settings and examples, and its newest checkpoint if it has one,
+to be trained on another machine (trainer/run/elsewhere.py decides what goes).
+A run that is training is refused, and the pack holds the run's trainer lock
+while it reads, so no trainer can start and change the files half-way.
 
 The pack leaves out what says where and on which computer it was made: the
 model's local path becomes its name, and the home folder, the run folder and
@@ -30,12 +34,13 @@ from pathlib import Path
 
 from trainer.run.reader import Run, is_run_dir
 from trainer.run import files
+from trainer.run import status as st
+from trainer.run.elsewhere import PackPlan, looks_local, plan_pack
 from trainer.run.errors import UserError
-from trainer.run.sharecheck import (MANIFEST, Limits, allowed_kind, check_against_manifest, check_members,
+from trainer.run.lock import LockHeld, TrainerLock
+from trainer.run.sharecheck import (MANIFEST, Limits, check_against_manifest, check_members,
                                     name_problem, read_manifest, refuse)
 
-PACK_FILES = (files.CONFIG_FILE, files.STATUS_FILE, files.PROGRESS_FILE, files.EVAL_FILE, files.SAMPLES_FILE)
-PACK_DIRS = (files.ADAPTER_DIR, files.ADAPTER_BEST_DIR, files.LOGS_DIR)
 DATA_DIR = files.DATA_DIR
 CHUNK = 1 << 20
 
@@ -51,14 +56,7 @@ def _sha256(path: Path) -> str:
 def pack_members(run_dir: Path, with_data: bool = False, last: bool = False) -> list[str]:
     """The run's files that go into a pack, as POSIX paths relative to the run folder. The best adapter
     (adapter-best/) goes too unless `last`, so the unpacked run's Try it uses the same adapter."""
-    found = [name for name in PACK_FILES if (run_dir / name).is_file()]
-    dirs = tuple(d for d in PACK_DIRS if not (last and d == files.ADAPTER_BEST_DIR))
-    for folder in dirs + ((DATA_DIR,) if with_data else ()):
-        base = run_dir / folder
-        if base.is_dir():
-            found += sorted(p.relative_to(run_dir).as_posix() for p in base.rglob("*")
-                            if p.is_file() and not p.is_symlink())
-    return [rel for rel in found if allowed_kind(rel)]  # what unpack would refuse is never packed
+    return plan_pack(Path(run_dir), with_data, last).members
 
 
 def _free_path(path: Path) -> Path:
@@ -69,17 +67,37 @@ def _free_path(path: Path) -> Path:
     return candidate
 
 
-def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False, last: bool = False) -> Path:
+def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False, last: bool = False,
+         model: str | None = None) -> Path:
+    return pack_run(run_dir, out, with_data, last, model)[0]
+
+
+def pack_run(run_dir: str | Path, out: str | Path | None = None, with_data: bool = False, last: bool = False,
+             model: str | None = None) -> tuple[Path, PackPlan]:
+    """Pack the run; the .zip and what it holds. `model` names the base model for the other machine."""
     run_dir = Path(run_dir)
     if not is_run_dir(run_dir):
         raise UserError(f"{run_dir} is not a DragonFarm run folder (it has no config.json).",
                         "Give the run's folder.")
     run = Run(run_dir)
+    training = UserError(f"The run {run.name} is still training.", "Pack it when it has finished or been stopped.")
     if run.status().get("live"):
-        raise UserError(f"The run {run.name} is still training.", "Pack it when it has finished or been stopped.")
-    if not run.has_adapter():
-        raise UserError(f"The run {run.name} has no trained adapter yet, so there is nothing to share.",
-                        "Train it first.")
+        raise training
+    try:  # held while reading, so no trainer starts half-way; a folder without a lock file is left without one
+        lock = TrainerLock(run_dir, wait=0.5, create=False).acquire()
+    except LockHeld:
+        raise training from None
+    except OSError:
+        lock = None  # no lock file (no trainer of this version has run here), or a folder we cannot write to
+    try:
+        plan = plan_pack(run_dir, with_data, last, model)
+        return _write_pack(run_dir, run, plan, out), plan
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _write_pack(run_dir: Path, run: Run, plan: PackPlan, out: str | Path | None) -> Path:
     out = Path(out) if out else _free_path(Path.cwd() / f"{run.name}.zip")
     if out.is_dir():
         out = _free_path(out / f"{run.name}.zip")
@@ -87,11 +105,12 @@ def pack(run_dir: str | Path, out: str | Path | None = None, with_data: bool = F
         out = out.with_name(out.name + ".zip")
     if out.exists():
         raise UserError(f"{out} already exists.", "Choose another file name, or move the old file away.")
-    members = pack_members(run_dir, with_data, last)
-    scrub = Scrubber(run_dir, run.config_dict().get("model"))
+    members = plan.members
+    scrub = Scrubber(run_dir, run.config_dict().get("model"), plan.model if plan.model_changed else None)
     # The examples are the person's own words, packed as they are; everything else is scrubbed.
     cleaned = {m: scrub.file(run_dir, m) for m in members if not m.endswith(".jsonl") or not m.startswith(DATA_DIR)}
-    manifest = {"format": "dragonfarm-run", "version": 2, "name": run.name, "with_data": with_data,
+    manifest = {"format": "dragonfarm-run", "version": 2, "name": run.name, "with_data": plan.with_data,
+                "kind": plan.kind, "model_from_path": bool(scrub.model_name and not plan.model_changed),
                 "packed_at": time.time(), "files": {}}
     for m in members:
         data = cleaned.get(m)
@@ -119,9 +138,9 @@ class Scrubber:
 
     TEXT = (".json", ".jsonl", ".log", ".md", ".txt")
 
-    def __init__(self, run_dir: Path, model: object):
+    def __init__(self, run_dir: Path, model: object, new_model: str | None = None):
         pairs: list[tuple[str, str]] = []
-        if isinstance(model, str) and _looks_local(model):
+        if isinstance(model, str) and looks_local(model):
             local = Path(model).expanduser()
             for form in {model, str(local), str(local.resolve())}:
                 pairs.append((form, local.name))
@@ -134,7 +153,8 @@ class Scrubber:
         # JSON writes a Windows path's backslashes doubled: replace that spelling too.
         pairs += [(json.dumps(a)[1:-1], json.dumps(b)[1:-1]) for a, b in pairs if json.dumps(a)[1:-1] != a]
         self.pairs = sorted({(a, b) for a, b in pairs if len(a) > 1}, key=lambda ab: -len(ab[0]))
-        self.model_name = Path(model).expanduser().name if isinstance(model, str) and _looks_local(model) else None
+        self.model_name = Path(model).expanduser().name if isinstance(model, str) and looks_local(model) else None
+        self.new_model = new_model  # --model: the model as the other machine knows it, written as given
 
     def text(self, text: str) -> str:
         for old, new in self.pairs:
@@ -145,6 +165,8 @@ class Scrubber:
         """The member's bytes as packed, or None to copy the file as it is."""
         if Path(rel).suffix.lower() not in self.TEXT:
             return None
+        if rel.startswith(files.CHECKPOINTS_DIR + "/") and Path(rel).name != "adapter_config.json":
+            return None  # training state: numbers only, which a text replacement could only damage
         raw = (run_dir / rel).read_bytes()
         try:
             text = raw.decode("utf-8")
@@ -160,15 +182,26 @@ class Scrubber:
                 data = json.loads(text)
             except ValueError:
                 data = None
-            if isinstance(data, dict) and ((rel == files.CONFIG_FILE and self.model_name) or
-                                           (rel == files.STATUS_FILE and {"pid", "host"} & set(data))):
-                if rel == files.CONFIG_FILE:
-                    data["model"] = self.model_name
-                else:
-                    data.pop("pid", None)
-                    data.pop("host", None)
+            if isinstance(data, dict) and rel == files.CONFIG_FILE and self.model_name:
+                data["model"] = self.model_name
                 text = json.dumps(data, indent=2)
-        return self.text(text).encode("utf-8")
+            if isinstance(data, dict) and rel == files.STATUS_FILE and (
+                    {"pid", "host"} & set(data) or data.get("state") in st.ACTIVE_STATES):
+                data.pop("pid", None)
+                data.pop("host", None)
+                if data.get("state") in st.ACTIVE_STATES:  # packing refuses a live run: its trainer is gone
+                    data["state"] = st.INTERRUPTED
+                text = json.dumps(data, indent=2)
+        text = self.text(text)
+        if rel == files.CONFIG_FILE and self.new_model:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                data["model"] = self.new_model
+                text = json.dumps(data, indent=2)
+        return text.encode("utf-8")
 
 
 def _names_only(value: object) -> object:
@@ -180,11 +213,6 @@ def _names_only(value: object) -> object:
     if isinstance(value, str) and (value.startswith(("/", "~", "\\")) or (len(value) > 2 and value[1:3] in (":\\", ":/"))):
         return value.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     return value
-
-
-def _looks_local(model: str) -> bool:
-    return (model.startswith((".", "/", "~", "\\")) or "\\" in model or model.count("/") > 1
-            or (len(model) > 1 and model[1] == ":") or Path(model).expanduser().exists())
 
 
 def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive: Path, cap: int) -> int:

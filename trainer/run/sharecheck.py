@@ -2,9 +2,11 @@
 
 An archive is untrusted input. Every member must be a kind of file a shared run
 holds (settings and results JSON, examples JSONL, adapter weights in
-safetensors, tokenizer files, logs), listed in the archive's manifest with its
-size and SHA-256; nothing that could be executed or unpickled (checkpoints,
-.bin/.pt/.py files) is ever accepted. Standard library only: the app imports it.
+safetensors, tokenizer files, logs, and a checkpoint's five safetensors and JSON
+files so a stopped run can be finished elsewhere), listed in the archive's
+manifest with its size and SHA-256; nothing that could be executed or unpickled
+(.bin/.pt/.pkl/.py files, or anything else in a checkpoint) is ever accepted.
+Standard library only: the app imports it.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _SAFE_NAME = re.compile(r"^[^\\/:*?\"<>|\x00-\x1f]+$")
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.IGNORECASE)
 _SHA = re.compile(r"^[0-9a-f]{64}$")
+_STEP = re.compile(r"^step-[0-9]{1,9}$")
 MAX_PART = 120      # characters in one file or folder name
 MAX_PATH = 160      # characters in a path inside the run (Windows paths stop near 260 in all)
 
@@ -65,6 +68,8 @@ def allowed_kind(rel: str) -> bool:
     parts = PurePosixPath(rel).parts
     if len(parts) == 1:
         return rel in ROOT_FILES
+    if len(parts) == 3:  # checkpoints/step-N/NAME: only the files the trainer's safe loader reads
+        return parts[0] == files.CHECKPOINTS_DIR and bool(_STEP.match(parts[1])) and parts[2] in files.CHECKPOINT_FILES
     if len(parts) != 2:
         return False
     folder, name = parts
@@ -170,8 +175,9 @@ def check_against_manifest(archive: Path, infos: list[zipfile.ZipInfo], top: str
     for rel, (size, _sha) in manifest.items():
         if not allowed_kind(rel):
             raise refuse(archive, f"it contains {rel}, which is not a kind of file a shared run holds "
-                                  "(only settings, examples, .safetensors adapter weights, tokenizer files and "
-                                  "logs are accepted; checkpoints and program files never are).")
+                                  "(only settings, examples, .safetensors adapter weights, tokenizer files, "
+                                  "logs and a checkpoint's safetensors and JSON files are accepted; "
+                                  "pickles and program files never are).")
         if rel not in present:
             raise refuse(archive, f"{rel} is missing or was changed after packing.")
         if present[rel].file_size != size:
