@@ -26,6 +26,13 @@ def _run_dir(value: str) -> Path:
     return path
 
 
+def gpus_argument(value: str) -> str:
+    """--gpus: a whole number from 1, or "all"."""
+    if value == "all" or (value.isdigit() and int(value) >= 1):
+        return value
+    raise argparse.ArgumentTypeError(f"{value!r} is not a number of GPUs (1, 2, ... or all)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from trainer.engine.device import check, check_text
 
@@ -44,9 +51,20 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from trainer.engine.launcher import launch, processes_for
     from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
+    from trainer.engine.parallel import world_from_env
+    from trainer.run.config import TrainConfig
 
     run_dir = _run_dir(args.run_dir)
+    world = world_from_env()
+    if world.size == 1:
+        processes = processes_for(args.gpus, TrainConfig.load(run_dir).device)
+        if processes > 1:  # one process per GPU; process 0 prints what one process would
+            return launch(run_dir, processes, resume=args.resume)
+    elif not world.main:  # process N > 0 of a data-parallel run: process 0 speaks for the run
+        state = train(run_dir, resume=args.resume)
+        return 0 if state in (st.DONE, st.CANCELLED) else 1
     if args.resume and not Run(run_dir).checkpoints():
         print(NO_CHECKPOINT_RESTART, flush=True)
     state = train(run_dir, resume=args.resume)  # takes the run's trainer lock first (UserError if held)
@@ -186,6 +204,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a run folder (same as: python -m trainer train RUN_DIR)")
     p.add_argument("run_dir")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    p.add_argument("--gpus", type=gpus_argument, metavar="N|all",
+                   help="train on this many NVIDIA GPUs at once (default: all that training can use)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("cancel", help="ask a running trainer to stop and save its adapter")
