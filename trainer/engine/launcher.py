@@ -37,6 +37,8 @@ KILL_AFTER_S = 10.0
 
 def gpus_available() -> int:
     """NVIDIA GPUs torch can train on here (CUDA_VISIBLE_DEVICES counts)."""
+    if sys.platform == "darwin":
+        return 0  # no CUDA on a Mac (and torch loads later, after PYTORCH_ENABLE_MPS_FALLBACK is set)
     try:
         import torch
 

@@ -199,6 +199,8 @@ class Trainer:
         self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
                                        num_training_steps=self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
+        if self.scaler and self.group.size > 1:
+            self.scaler.scale(torch.zeros((), device=self.device))  # its scale exists even in a step with no examples here
 
         start = 0
         if ckpt is not None:
