@@ -90,3 +90,43 @@ def test_two_processes_match_one_and_resume_with_one(make_run):
     assert Run(two).status()["resumed_from"] == 3
     assert [step for step, _ in _curve(two)] == list(range(1, 7))
     assert [x for _, x in _curve(two)] == pytest.approx([x for _, x in _curve(one)], rel=1e-4)
+
+
+def test_cancel_stops_both_processes_at_the_same_step(make_run):
+    """The cancel file reaches both processes; they agree, stop together (none is left waiting)
+    and process 0 saves the adapter."""
+    import threading
+    import time
+
+    from trainer.engine.launcher import launch
+
+    run_dir = make_run("cancel", max_steps=400, eval_every=1000, save_every=1000, device="cpu", num_samples=0)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    codes: list[int] = []
+    worker = threading.Thread(target=lambda: codes.append(launch(run_dir, 2, env=env)), daemon=True)
+    worker.start()
+    deadline = time.time() + 180
+    while time.time() < deadline and st.read_status(run_dir).get("step", 0) < 2 and worker.is_alive():
+        time.sleep(0.2)
+    st.request_cancel(run_dir)
+    worker.join(timeout=120)
+    assert not worker.is_alive() and codes == [3]   # process 0's "cancelled"
+    s = Run(run_dir).status()
+    assert s["state"] == st.CANCELLED and 2 <= s["step"] < 400
+    assert (run_dir / "adapter" / "adapter_model.safetensors").is_file()
+    assert "Run failed" not in (run_dir / "logs" / "trainer-rank1.log").read_text()
+
+
+def test_a_failed_follower_is_named_in_status(tmp_path):
+    from trainer.engine.launcher import _record_failure
+
+    (tmp_path / "logs").mkdir()
+    st.write_json_atomic(tmp_path / "status.json", {"state": st.TRAINING, "step": 4})
+    (tmp_path / "logs" / "trainer-rank1.log").write_text(
+        "INFO start\nERROR dragonfarm: Run failed: The computer ran out of memory while training.\nTraceback...\n")
+    words = _record_failure(tmp_path, 1, 1)
+    assert words and "process 1" in words and "ran out of memory" in words and "trainer-rank1.log" in words
+    s = st.read_status(tmp_path)
+    assert s["state"] == st.FAILED and s["error"] == words and s["step"] == 4
+    st.write_json_atomic(tmp_path / "status.json", {"state": st.DONE})
+    assert _record_failure(tmp_path, 1, 1) is None and st.read_status(tmp_path)["state"] == st.DONE
