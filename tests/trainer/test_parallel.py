@@ -130,3 +130,26 @@ def test_a_failed_follower_is_named_in_status(tmp_path):
     assert s["state"] == st.FAILED and s["error"] == words and s["step"] == 4
     st.write_json_atomic(tmp_path / "status.json", {"state": st.DONE})
     assert _record_failure(tmp_path, 1, 1) is None and st.read_status(tmp_path)["state"] == st.DONE
+    st.write_json_atomic(tmp_path / "status.json", {"state": st.FAILED, "error": "The computer ran out of memory "
+                                                    "while training."})
+    assert _record_failure(tmp_path, 1, 1) is None   # process 0 said the same itself
+
+
+@pytest.mark.parametrize("who_fails", [0, 1])
+def test_when_one_process_fails_the_launcher_stops_the_others(monkeypatch, who_fails):
+    """A process left waiting for a dead partner would wait forever: the launcher ends it."""
+    import subprocess
+    import sys
+    import time
+
+    from trainer.engine import launcher
+
+    monkeypatch.setattr(launcher, "GRACE_S", 0.3)
+    monkeypatch.setattr(launcher, "KILL_AFTER_S", 1.0)
+    fail = [sys.executable, "-c", "import sys, time; time.sleep(0.3); sys.exit(1)"]
+    hang = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
+    procs = [subprocess.Popen(fail if rank == who_fails else hang) for rank in range(2)]
+    started = time.monotonic()
+    codes, first = launcher._watch(procs)
+    assert first == who_fails and codes[who_fails] == 1 and codes[1 - who_fails] != 0
+    assert time.monotonic() - started < 20

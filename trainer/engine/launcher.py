@@ -95,8 +95,14 @@ def launch(run_dir: str | Path, processes: int, resume: bool = False, env: dict[
     procs: list[subprocess.Popen] = []
     old = _forward_stops(procs, run_dir)
     try:
-        for rank in range(processes):
-            procs.append(subprocess.Popen(command, env=process_env(base, rank, processes, port)))
+        try:
+            for rank in range(processes):
+                procs.append(subprocess.Popen(command, env=process_env(base, rank, processes, port)))
+        except OSError as exc:
+            for p in procs:
+                p.kill()
+            raise UserError(f"Could not start the training processes ({exc.strerror or exc}).",
+                            "Train with one process (--gpus 1), or check that the trainer's Python still exists.") from exc
         codes, first = _watch(procs)
     finally:
         for sig, handler in old.items():
@@ -111,19 +117,22 @@ def launch(run_dir: str | Path, processes: int, resume: bool = False, env: dict[
 
 
 def _watch(procs: list[subprocess.Popen]) -> tuple[list[int], int | None]:
-    """Wait for every process; once one fails, stop the rest. (exit codes, the rank that failed first)."""
+    """Wait for every process; once one fails (or process 0 is done), stop the rest after a grace time.
+    (exit codes, the rank that failed first)."""
     first: int | None = None
-    stop_at = kill_at = None
+    stop_at: float | None = None
+    kill_at: float | None = None
     while True:
         codes = [p.poll() for p in procs]
         if all(c is not None for c in codes):
             return [int(c) for c in codes], first  # type: ignore[arg-type]
         now = time.monotonic()
-        if first is None:
-            failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
-            if failed:
-                first = failed[0]
-                stop_at = now + (GRACE_S if first else 2.0)
+        failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
+        if first is None and failed:
+            first = failed[0]
+        if stop_at is None and kill_at is None and (failed or codes[0] is not None):
+            # Process 0 gets time to notice another's failure and say so; after process 0, nothing is left to do.
+            stop_at = now + (GRACE_S if first != 0 else 2.0)
         if stop_at is not None and now >= stop_at:
             for p in procs:
                 if p.poll() is None:
@@ -133,7 +142,7 @@ def _watch(procs: list[subprocess.Popen]) -> tuple[list[int], int | None]:
             for p in procs:
                 if p.poll() is None:
                     p.kill()
-            kill_at = None
+            kill_at = float("inf")
         time.sleep(0.1)
 
 
@@ -171,6 +180,8 @@ def _record_failure(run_dir: Path, rank: int, code: int) -> str | None:
             data = st.read_json(run_dir / STATUS_FILE, None)
             if not isinstance(data, dict) or data.get("state") in (st.DONE, st.CANCELLED):
                 return None
+            if data.get("state") == st.FAILED and why in str(data.get("error") or ""):
+                return None  # process 0 failed for the same reason and said so itself
             data.update(state=st.FAILED, error=words, message=words, error_detail=f"process {rank}: {why}"[:2000])
             st.write_json_atomic(run_dir / STATUS_FILE, data)
     except (LockHeld, OSError):
