@@ -17,7 +17,7 @@ from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
-from trainer.run.config import TrainConfig, default_eval_every, effective_epochs
+from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, generate_replies, loss_record, sample_prompts, summed_loss
@@ -175,7 +175,7 @@ class Trainer:
         self.train_batches, self.eval_batches, self.precision = prepare_speed(
             self.model, cfg, train_examples, eval_examples, self.tokenizer.pad_token_id, self.device, self.precision,
             self.session)
-        self.precision = self.group.agree_choice(self.precision, ("fp32", "bf16", "fp16"))  # process 0's choice
+        self.precision = self.group.agree_choice(self.precision, PRECISIONS)  # several processes: process 0's choice
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.epochs = effective_epochs(cfg, len(train_examples))
@@ -199,8 +199,8 @@ class Trainer:
         self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
                                        num_training_steps=self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
-        if self.scaler and self.group.size > 1:
-            self.scaler.scale(torch.zeros((), device=self.device))  # its scale exists even in a step with no examples here
+        if self.scaler and self.group.size > 1:  # its scale must exist even where a step's share is empty
+            self.scaler.scale(torch.zeros((), device=self.device))
 
         start = 0
         if ckpt is not None:
