@@ -22,6 +22,8 @@ def headline(check: dict[str, Any]) -> tuple[str, str]:
     device = check.get("device")
     reason = check.get("cpu_fallback_reason")
     if device == "cuda":
+        if gpus_used(check) > 1:
+            return "good", f"Training will use your {gpus_used(check)} NVIDIA GPUs together, sharing each step."
         return "good", f"Training will use your NVIDIA GPU ({check.get('gpu_name') or check.get('device_name') or 'GPU'})."
     if device == "mps":
         return "good", "Training will use your Mac's GPU (Apple Silicon)."
@@ -30,6 +32,20 @@ def headline(check: dict[str, Any]) -> tuple[str, str]:
     if reason:
         return "warn", f"Training will run on the CPU (slow): {FALLBACK_TITLES.get(reason, reason)}."
     return "warn", "Training will run on the CPU. That works for the smallest models, slowly."
+
+
+def gpus_used(check: dict[str, Any]) -> int:
+    """How many GPUs a run trains on (0 on the CPU or an Apple GPU)."""
+    value = check.get("gpus")
+    return value if isinstance(value, int) and not isinstance(value, bool) and check.get("device") == "cuda" else 0
+
+
+def several_gpus(check: dict[str, Any]) -> str:
+    """"2 × NVIDIA A100", or each name when they differ."""
+    names = [str(n) for n in check.get("gpu_names") or [] if n]
+    if len(set(names)) > 1:
+        return ", ".join(names)
+    return f"{gpus_used(check)} × {names[0] if names else check.get('gpu_name') or 'NVIDIA GPU'}"
 
 
 def _gb(value: Any) -> str:
@@ -46,7 +62,8 @@ def rows(check: dict[str, Any]) -> list[tuple[str, str]]:
         ("Training device", device),
         ("Device name", check.get("device_name") or "unknown"),
         ("Precision", check.get("precision") or "unknown"),
-        ("GPU", gpu or ("Apple GPU" if check.get("mps_available") else "none found")),
+        ("GPU", (several_gpus(check) if gpus_used(check) > 1 else gpu)
+         or ("Apple GPU" if check.get("mps_available") else "none found")),
         ("GPU memory", _gb(check.get("gpu_memory_gb")) if check.get("gpu_memory_gb") is not None else "—"),
         ("System memory", _gb(check.get("system_memory_gb"))),
         ("NVIDIA driver", check.get("nvidia_driver") or ("not installed" if check.get("nvidia_gpu_present") else "—")),

@@ -145,3 +145,16 @@ def test_first_start_opens_the_check_once(qtbot, fake_python):
     qtbot.wait(600)
     assert again.device_dialog is None
     again.shutdown()
+
+
+def test_several_gpus_are_named_with_how_many_a_run_uses(dialog):
+    two = dict(CASES["cuda"], gpus=2, gpus_found=2, gpu_names=["NVIDIA A100"] * 2)
+    dialog.show_result(two)
+    assert "Training will use your 2 NVIDIA GPUs together, sharing each step." in dialog.headline.text()
+    assert _form(dialog)["GPU"] == "2 × NVIDIA A100"
+    dialog.show_result(dict(two, gpu_names=["NVIDIA A100", "NVIDIA L4"]))
+    assert _form(dialog)["GPU"] == "NVIDIA A100, NVIDIA L4"
+    dialog.show_result(dict(CASES["cuda"], gpus=1, gpus_found=1))
+    assert "together" not in dialog.headline.text() and _form(dialog)["GPU"] == "NVIDIA GeForce RTX 4070"
+    dialog.show_result(dict(CASES["mps"], gpus=0))
+    assert "GPUs" not in dialog.headline.text()

@@ -1,7 +1,7 @@
 """Every branch of the device check, with faked facts."""
 import pytest
 
-from trainer.engine.device import Facts, decide, min_driver_for
+from trainer.engine.device import Facts, check_text, decide, min_driver_for
 
 
 def facts(**kw):
@@ -93,6 +93,15 @@ def test_gather_facts_runs_here():
 def test_check_says_how_many_gpus_a_run_uses():
     one = decide(facts(cuda_available=True, gpu_name="RTX 4090", gpu_capability=(8, 9), gpu_count=1))
     assert (one["gpus"], one["gpus_found"]) == (1, 1) and "GPUs found" not in one["summary"]
-    four = decide(facts(cuda_available=True, gpu_name="A100", gpu_capability=(8, 0), gpu_count=4))
-    assert (four["gpus"], four["gpus_found"]) == (1, 4) and "4 GPUs found; a run trains on one" in four["summary"]
+    assert "together" not in one["summary"] and "GPUs used" not in check_text(one)
+    four = decide(facts(cuda_available=True, gpu_name="A100", gpu_capability=(8, 0), gpu_count=4,
+                        gpu_names=["A100"] * 4))
+    assert (four["gpus"], four["gpus_found"]) == (4, 4)
+    assert "all 4 NVIDIA GPUs (4 × A100) together in bf16" in four["summary"]
+    assert "GPUs used" in check_text(four)
+    mixed = decide(facts(cuda_available=True, gpu_name="RTX 4090", gpu_capability=(7, 5), gpu_count=2,
+                         gpu_names=["RTX 4090", "RTX 2080"]))
+    assert "(RTX 4090, RTX 2080)" in mixed["summary"] and mixed["precision"] == "fp16"
     assert decide(facts(gpu_count=0))["gpus"] == 0
+    apple = decide(facts(system="Darwin", machine="arm64", torch_cuda=None, mps_built=True, mps_available=True))
+    assert apple["gpus"] == 0 and "GPUs" not in apple["summary"] and "GPUs used" not in check_text(apple)

@@ -26,6 +26,13 @@ def _run_dir(value: str) -> Path:
     return path
 
 
+def gpus_argument(value: str) -> str:
+    """--gpus: a whole number from 1, or "all"."""
+    if value == "all" or (value.isdigit() and int(value) >= 1):
+        return value
+    raise argparse.ArgumentTypeError(f"{value!r} is not a number of GPUs (1, 2, ... or all)")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from trainer.engine.device import check, check_text
 
@@ -44,13 +51,24 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from trainer.engine.launcher import launch, processes_for
     from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
+    from trainer.engine.parallel import world_from_env
+    from trainer.run.config import TrainConfig
 
     run_dir = _run_dir(args.run_dir)
-    if args.model:  # a run packed on another computer: the model as this one can get it
+    world = world_from_env()
+    if args.model and world.main:  # a run packed on another computer: the model as this one can get it
         from trainer.run.elsewhere import set_model
 
         print(set_model(run_dir, args.model), flush=True)
+    if world.size == 1:
+        processes = processes_for(args.gpus, TrainConfig.load(run_dir).device)
+        if processes > 1:  # one process per GPU; process 0 prints what one process would
+            return launch(run_dir, processes, resume=args.resume)
+    elif not world.main:  # process N > 0 of a data-parallel run: process 0 speaks for the run
+        state = train(run_dir, resume=args.resume)
+        return 0 if state in (st.DONE, st.CANCELLED) else 1
     if args.resume and not Run(run_dir).checkpoints():
         print(NO_CHECKPOINT_RESTART, flush=True)
     state = train(run_dir, resume=args.resume)  # takes the run's trainer lock first (UserError if held)
@@ -192,6 +210,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     p.add_argument("--model", help="train this base model (a Hugging Face id or a local path) and keep it in the "
                                    "run's settings; for a run made on another computer")
+    p.add_argument("--gpus", type=gpus_argument, metavar="N|all",
+                   help="train on this many NVIDIA GPUs at once (default: all that training can use)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("cancel", help="ask a running trainer to stop and save its adapter")

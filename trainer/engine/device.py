@@ -44,6 +44,7 @@ class Facts:
     gpu_memory_gb: float | None = None
     gpu_capability: tuple[int, int] | None = None
     gpu_count: int = 0                     # CUDA devices torch sees
+    gpu_names: list[str] = field(default_factory=list)   # each of them
     mps_built: bool = False
     mps_available: bool = False
     mps_bf16: bool = False                 # macOS 14+: PyTorch runs bf16 on the Apple GPU
@@ -86,7 +87,7 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
         "gpu_name": facts.gpu_name or facts.nvidia_gpu_name, "gpu_memory_gb": facts.gpu_memory_gb or facts.nvidia_gpu_memory_gb,
         "system_memory_gb": facts.system_memory_gb, "nvidia_gpu_present": nvidia_present,
         "nvidia_driver": facts.nvidia_driver, "cpu_fallback_reason": None, "reason": None, "fix": None,
-        "gpus": 0, "gpus_found": facts.gpu_count,
+        "gpus": 0, "gpus_found": facts.gpu_count, "gpu_names": list(facts.gpu_names),
     }
     if facts.torch_version is None:
         out.update(cpu_fallback_reason="no_torch", reason="PyTorch is not installed in the training environment.",
@@ -99,10 +100,14 @@ def decide(facts: Facts, preference: str = "auto") -> dict[str, Any]:
         out.update(device="cuda", device_name=facts.gpu_name or "NVIDIA GPU",
                    precision="bf16" if cap >= BF16_MIN_CAPABILITY else "fp16")
         mem = f", {facts.gpu_memory_gb:.0f} GB" if facts.gpu_memory_gb else ""
-        out["summary"] = f"Training will use the NVIDIA GPU ({out['device_name']}{mem}) in {out['precision']}."
-        out["gpus"] = 1
-        if facts.gpu_count > 1:
-            out["summary"] += f" {facts.gpu_count} GPUs found; a run trains on one of them."
+        out["gpus"] = max(1, facts.gpu_count)  # a run trains on every GPU (trainer.engine.launcher)
+        if out["gpus"] > 1:
+            names = facts.gpu_names if len(facts.gpu_names) == facts.gpu_count else [out["device_name"]]
+            which = f"{facts.gpu_count} × {names[0]}" if len(set(names)) == 1 else ", ".join(names)
+            out["summary"] = (f"Training will use all {facts.gpu_count} NVIDIA GPUs ({which}) together in "
+                              f"{out['precision']}: each step is shared between them.")
+        else:
+            out["summary"] = f"Training will use the NVIDIA GPU ({out['device_name']}{mem}) in {out['precision']}."
         return out
     if want in ("auto", "mps") and facts.mps_available:
         out.update(device="mps", device_name=f"Apple GPU ({facts.cpu_name or facts.machine})",
@@ -228,6 +233,11 @@ def probe_torch(facts: Facts) -> None:
             facts.gpu_memory_gb = round(props.total_memory / 2**30, 1)
             facts.gpu_capability = (props.major, props.minor)
             facts.gpu_count = int(torch.cuda.device_count())
+            for i in range(facts.gpu_count):
+                other = props if i == 0 else torch.cuda.get_device_properties(i)
+                facts.gpu_names.append(other.name)
+                # Several GPUs train together: the precision must suit the oldest of them.
+                facts.gpu_capability = min(facts.gpu_capability, (other.major, other.minor))
     except Exception as exc:  # noqa: BLE001
         facts.cuda_available = False
         facts.cuda_error = str(exc).splitlines()[0][:200]
@@ -264,6 +274,8 @@ def check_text(result: dict[str, Any]) -> str:
     if result.get("gpu_name"):
         mem = f", {result['gpu_memory_gb']} GB" if result.get("gpu_memory_gb") else ""
         rows.append(("GPU", f"{result['gpu_name']}{mem}"))
+    if (result.get("gpus") or 0) > 1:
+        rows.append(("GPUs used", f"{result['gpus']} (one training process on each; --gpus N uses fewer)"))
     if result.get("nvidia_gpu_present"):
         rows.append(("NVIDIA driver", result.get("nvidia_driver") or "not installed"))
     if result.get("system_memory_gb"):

@@ -17,12 +17,13 @@ from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
 from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
-from trainer.run.config import TrainConfig, default_eval_every, effective_epochs
+from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
-from trainer.engine.evaluation import autocast, eval_loss, generate_replies, loss_record, sample_prompts, summed_loss
+from trainer.engine.evaluation import autocast, generate_replies, loss_record, sample_prompts, summed_loss
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
-from trainer.engine.session import Cancelled, RunSession
+from trainer.engine.parallel import Group, World, world_from_env
+from trainer.engine.session import Cancelled, FollowerSession, RunSession
 from trainer.run.errors import UserError
 from trainer.run.lock import LockHeld, TrainerLock
 
@@ -39,8 +40,11 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config (or no run folder) fails before we touch the folder
+    world = world_from_env()  # one of several data-parallel processes? (trainer.engine.parallel)
+    if not world.main:
+        return _follow(run_dir, config, resume, verbose, world)
     with hold_trainer_lock(run_dir):  # one trainer per run folder, however it is started
-        return _train_locked(run_dir, config, resume, verbose)
+        return _train_locked(run_dir, config, resume, verbose, world)
 
 
 @contextmanager
@@ -61,13 +65,13 @@ def hold_trainer_lock(run_dir: Path) -> Iterator[None]:
         lock.release()
 
 
-def _train_locked(run_dir: Path, config: TrainConfig, resume: bool, verbose: bool) -> str:
+def _train_locked(run_dir: Path, config: TrainConfig, resume: bool, verbose: bool, world: World) -> str:
     before = st.read_json(run_dir / STATUS_FILE, None)
     session = RunSession(run_dir, verbose)
     trainer = None
     awake = keep_awake(session.status)
     try:
-        trainer = Trainer(run_dir, config, session)
+        trainer = Trainer(run_dir, config, session, Group(world))
         return trainer.run(resume)
     except BaseException as exc:  # noqa: BLE001 - every failure ends in status.json, in words
         session.fail(exc)
@@ -79,14 +83,39 @@ def _train_locked(run_dir: Path, config: TrainConfig, resume: bool, verbose: boo
         return st.FAILED
     finally:
         awake.stop()
+        if trainer is not None:
+            trainer.group.close()
         session.close()
 
 
+def _follow(run_dir: Path, config: TrainConfig, resume: bool, verbose: bool, world: World) -> str:
+    """Process N > 0 of a data-parallel run: trains its share, writes nothing of the run folder's contract."""
+    session = FollowerSession(run_dir, world.rank, verbose)
+    trainer = Trainer(run_dir, config, session, Group(world))
+    try:
+        return trainer.run(resume)
+    except BaseException as exc:  # noqa: BLE001 - logged here; process 0 or the launcher reports it
+        session.fail(exc)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return st.FAILED
+    finally:
+        trainer.group.close()
+        session.close()
+
+
+class _NoProgress:
+    def log(self, record: dict) -> None:
+        pass
+
+
 class Trainer:
-    def __init__(self, run_dir: Path, config: TrainConfig, session: RunSession):
+    def __init__(self, run_dir: Path, config: TrainConfig, session: RunSession, group: Group | None = None):
         self.run_dir, self.cfg, self.session = run_dir, config, session
+        self.group = group or Group()
+        self.main = self.group.main  # only process 0 writes the run folder
         self.status = session.status
-        self.progress = ProgressWriter(run_dir)
+        self.progress = ProgressWriter(run_dir) if self.main else _NoProgress()
         self.touched = False  # nothing of the run's output changed yet (see prepare.keep_what_was_there)
         self.resume = False   # resuming from a checkpoint (a resume with none starts again)
         self.best = BestKeeper(run_dir, config.early_stop_checks, session.status)
@@ -111,10 +140,16 @@ class Trainer:
             log.warning("%s Fix: %s", verdict["reason"], verdict["fix"])
         self.device = verdict["device"]
         self.precision = verdict["precision"] if cfg.precision == "auto" else cfg.precision
-        self.status.update(device=self.device, device_name=verdict["device_name"], precision=self.precision)
-        log.info("Device: %s (%s), precision %s", self.device, verdict["device_name"], self.precision)
+        name = verdict["device_name"] if self.group.size == 1 else f"{self.group.size} × {verdict['device_name']}"
+        self.status.update(device=self.device, device_name=name, precision=self.precision, processes=self.group.size)
+        log.info("Device: %s (%s), precision %s", self.device, name, self.precision)
+        self.group.start(self.device)  # several processes: join the others (nothing to do for one)
 
+        if not self.main:
+            self.group.wait_for_main()  # process 0 first: it may download or convert the model
         ready = prepare(self.run_dir, cfg, resume, self.session.message)  # everything checked, nothing touched
+        if self.main:
+            self.group.wait_for_main()
         folder, ckpt, self.tokenizer, self.eval_chats = ready.folder, ready.checkpoint, ready.tokenizer, ready.eval_chats
         train_examples, train_stats, eval_examples, eval_stats = (ready.train_examples, ready.train_stats,
                                                                   ready.eval_examples, ready.eval_stats)
@@ -140,6 +175,7 @@ class Trainer:
         self.train_batches, self.eval_batches, self.precision = prepare_speed(
             self.model, cfg, train_examples, eval_examples, self.tokenizer.pad_token_id, self.device, self.precision,
             self.session)
+        self.precision = self.group.agree_choice(self.precision, PRECISIONS)  # several processes: process 0's choice
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.epochs = effective_epochs(cfg, len(train_examples))
@@ -156,23 +192,29 @@ class Trainer:
         from transformers import get_scheduler
 
         params = [p for p in self.model.parameters() if p.requires_grad]
+        self.group.same_start(params)
+        self.params = params
         self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
         warmup = int(round(cfg.warmup_ratio * self.total_steps))
         self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
                                        num_training_steps=self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
+        if self.scaler and self.group.size > 1:  # its scale must exist even where a step's share is empty
+            self.scaler.scale(torch.zeros((), device=self.device))
 
         start = 0
         if ckpt is not None:
             state = load_checkpoint(ckpt, self.model, self.optimizer, self.scheduler)
             start = int(state["step"])
             self.touched = True
-            self._trim_progress(start)
+            if self.main:
+                self._trim_progress(start)
             self.status.update(resumed_from=start)
             log.info("Resuming from %s (step %d)", ckpt.name, start)
         else:
             self.touched = True
-            set_aside_previous(self.run_dir)  # kept until the first new checkpoint or adapter exists
+            if self.main:
+                set_aside_previous(self.run_dir)  # kept until the first new checkpoint or adapter exists
             self._before_training()
         return self._loop(start)
 
@@ -186,7 +228,9 @@ class Trainer:
 
     def _before_training(self) -> None:
         self.session.message("Measuring the model before training")
-        before = eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        before = self.group.eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        if not self.main:
+            return  # the sample replies are written by process 0 alone
         st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
         if before is not None:
             self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
@@ -227,18 +271,25 @@ class Trainer:
                         order_cache[epoch] = self.train_batches.epoch_order(epoch)
                     batches.append(order_cache[epoch][m % n_batches])
                 count = sum(self.train_batches.trained_tokens(b) for b in batches) or 1
-                loss_sum = 0.0
+                batches = self.group.share(batches, self.train_batches)  # several processes: this one's part
+                self.group.stop_together(self.session)  # several processes: all stop at the same step
+                loss_sum, step_tokens = 0.0, 0
                 for indices in batches:
-                    self.session.check_cancel()
+                    if self.group.size == 1:
+                        self.session.check_cancel()
+                    if not indices:
+                        continue  # fewer examples in the step than processes
                     batch = self.train_batches.collate(indices, self.device)
                     with autocast(self.device, self.precision):
                         loss = summed_loss(model, batch) / count
                     (self.scaler.scale(loss) if self.scaler else loss).backward()
                     loss_sum += float(loss.detach())
-                    tokens += batch["tokens"]
+                    step_tokens += batch["tokens"]
+                loss_sum, step_tokens = self.group.reduce_step(self.params, loss_sum, step_tokens)
+                tokens += step_tokens
                 if self.scaler:
                     self.scaler.unscale_(self.optimizer)
-                grad_norm = float(torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0))
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, 1.0))
                 if self.scaler:
                     self.scaler.step(self.optimizer)
                     self.scaler.update()
@@ -260,11 +311,12 @@ class Trainer:
                 self.status.update(step=step, epoch=round(epoch_f, 4), loss=loss_sum)
                 if step % self.eval_every == 0 and step < self.total_steps and self.eval_batches.examples:
                     self.status.update(message="Checking held-out examples")
-                    el = eval_loss(model, self.eval_batches, self.device, self.precision)
+                    el = self.group.eval_loss(model, self.eval_batches, self.device, self.precision)
                     self.progress.log({"step": step, "epoch": round(epoch_f, 4), "eval_loss": el,
                                        "elapsed_s": round(time.time() - t0, 3), "time": time.time()})
                     self.status.update(message="Training")
-                    if self.best.after_eval(step, el, model, self.tokenizer):
+                    stop = self.main and self.best.after_eval(step, el, model, self.tokenizer)
+                    if self.group.agree(stop):  # process 0 decides to stop early
                         break
                 if step % self.save_every == 0 and step < self.total_steps:
                     self._checkpoint(step)
@@ -279,17 +331,23 @@ class Trainer:
         return self._finish(step, losses, tokens, time.time() - t0)
 
     def _checkpoint(self, step: int) -> None:
+        if not self.main:
+            return
         save_checkpoint(self.run_dir, step, self.model, self.optimizer, self.scheduler,
                         {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
 
     def _save_adapter(self) -> None:
+        if not self.main:
+            return
         save_adapter(self.run_dir, self.model, self.tokenizer)  # atomic: a temporary folder renamed into place
 
     def _finish(self, step: int, losses: list[float], tokens: int, runtime: float) -> str:
         self.status.update(state=st.SAVING, message="Saving the adapter")
         self._save_adapter()
         self.session.message("Measuring the fine-tuned model on held-out examples")
-        after = eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        after = self.group.eval_loss(self.model, self.eval_batches, self.device, self.precision)
+        if not self.main:
+            return st.DONE
         ev = st.read_json(self.run_dir / EVAL_FILE, {}) or {}
         ev["after"] = loss_record(after, len(self.eval_batches.examples))
         st.write_json_atomic(self.run_dir / EVAL_FILE, ev)

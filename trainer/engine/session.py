@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.run import status as st
-from trainer.run.files import LOG_FILE
+from trainer.run.files import LOG_FILE, LOGS_DIR
 from trainer.run.config import ConfigError
 from trainer.run.errors import UserError
 
@@ -31,6 +31,9 @@ class RunSession:
         self.status = st.StatusWriter(run_dir, state=st.LOADING, message="Starting", error=None)
         self.status.start_heartbeat()
         self._old_signals = {}
+        self._take_signals()
+
+    def _take_signals(self) -> None:
         for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
             sig = getattr(signal, name, None)
             if sig is not None:
@@ -39,8 +42,14 @@ class RunSession:
                 except (ValueError, OSError):  # not the main thread
                     pass
 
+    def log_path(self) -> Path:
+        return self.run_dir / LOG_FILE
+
+    def _console_level(self) -> int:
+        return logging.NOTSET
+
     def _setup_logging(self, verbose: bool) -> None:
-        path = self.run_dir / LOG_FILE
+        path = self.log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         file_handler = logging.FileHandler(path, encoding="utf-8")
@@ -49,6 +58,7 @@ class RunSession:
         if verbose:
             console = logging.StreamHandler(sys.stderr)
             console.setFormatter(logging.Formatter("%(message)s"))
+            console.setLevel(self._console_level())
             # A problem the person can fix reaches them once, in words (the CLI
             # prints it); its traceback goes to the log file only.
             console.addFilter(lambda record: getattr(record, "console", True))
@@ -84,6 +94,9 @@ class RunSession:
         self.status.stop_heartbeat()
         self.status.write()
         st.clear_cancel(self.run_dir)
+        self._restore()
+
+    def _restore(self) -> None:
         for sig, old in self._old_signals.items():
             try:
                 signal.signal(sig, old)
@@ -109,3 +122,46 @@ def describe_failure(exc: BaseException) -> tuple[str, str]:
         return "The disk is full. Free some space (or choose another runs folder) and resume the run.", detail
     return (f"Training stopped because of an unexpected error ({name}: {text.splitlines()[0][:300] if text else ''}). "
             f"The full details are in {LOG_FILE}.", detail)
+
+
+class QuietStatus:
+    """What a process other than 0 has instead of status.json: the same calls, nothing written."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+
+    def update(self, **fields: Any) -> None:
+        self.data.update(fields)
+
+    def write(self) -> None:
+        pass
+
+
+class FollowerSession(RunSession):
+    """A session for process N > 0 of a data-parallel run: it reads the cancel file and
+    takes signals like process 0, but writes nothing of the run's contract (process 0
+    does); its log is logs/trainer-rank<N>.log, and only warnings reach the console."""
+
+    def __init__(self, run_dir: Path, rank: int, verbose: bool = True):  # not super().__init__: that writes status.json
+        self.run_dir = run_dir
+        self.rank = rank
+        self.signalled = False
+        self._handlers = []
+        self._setup_logging(verbose)
+        self.status = QuietStatus()  # type: ignore[assignment]
+        self._old_signals = {}
+        self._take_signals()
+
+    def log_path(self) -> Path:
+        return self.run_dir / follower_log(self.rank)
+
+    def _console_level(self) -> int:
+        return logging.WARNING
+
+    def close(self) -> None:
+        self._restore()
+
+
+def follower_log(rank: int) -> str:
+    """The log of process `rank` (> 0) of a data-parallel run, relative to the run folder."""
+    return f"{LOGS_DIR}/trainer-rank{rank}.log"
