@@ -244,6 +244,41 @@ def test_resumed_run_does_not_measure_the_base_model_again(make_run, monkeypatch
     assert calls == [] and Run(run_dir).eval()["before"] == before
 
 
+def test_base_replies_come_after_the_first_step_and_from_the_base_model(make_run, monkeypatch):
+    """The first training step does not wait for the base model's sample replies; they are still
+    the base model's (adapter switched off), written once, and not counted as training time."""
+    from trainer.engine import loop
+    from trainer.run.progress import read_progress
+    from trainer.run.reader import Run
+
+    run_dir = make_run("base-after", max_steps=3, eval_every=100, num_samples=2)
+    seen = []
+    original = loop.Trainer._base_replies
+
+    def spy(self):
+        seen.append([r["step"] for r in read_progress(run_dir) if "loss" in r])
+        adapter_on = []
+        real = self._replies
+
+        def replies(prompts):
+            from peft.tuners.tuners_utils import BaseTunerLayer
+
+            layers = [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
+            adapter_on.append(bool(layers) and not all(m.disable_adapters for m in layers))
+            return real(prompts)
+
+        self._replies = replies
+        original(self)
+        self._replies = real
+        seen.append(adapter_on)
+
+    monkeypatch.setattr(loop.Trainer, "_base_replies", spy)
+    assert loop.train(run_dir, verbose=False) == "done"
+    assert seen == [[1], [False]]  # once, after step 1's line, with the adapter off
+    samples = Run(run_dir).samples()
+    assert len(samples) == 2 and all(s.get("base") is not None and s.get("finetuned") is not None for s in samples)
+
+
 def test_sample_replies_in_one_batch_equal_one_by_one(tiny_model_dir):
     from trainer.engine.evaluation import generate_replies, generate_reply
     from trainer.run.decoding import Decoding
