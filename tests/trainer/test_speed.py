@@ -4,6 +4,7 @@ Each fast path must give the loss (and gradients) of the plain one.
 """
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -341,3 +342,42 @@ def test_a_row_in_pieces_gives_the_same_loss_and_gradients(tiny_model_dir):
         return sum(summed_loss(m, packed.collate(p, "cpu")) for p in parts)
 
     _assert_same(_loss_and_grads(model, None, in_pieces), whole, rel=1e-5)
+
+
+def test_finetuned_samples_come_from_the_kept_best_adapter(make_run, monkeypatch):
+    """When the best held-out point was not the last step, the sample replies after training come
+    from adapter-best/ (what Try it, merge and export use), and samples.json says so."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from trainer.engine import best as best_mod
+    from trainer.engine import loop
+    from trainer.run.reader import Run
+
+    run_dir = make_run("best-samples", max_steps=3, eval_every=100, num_samples=2, learning_rate=5e-2)
+    real = best_mod.BestKeeper.after_eval
+
+    def after_eval(self, step, loss, model, tokenizer, final=False):
+        stop = real(self, step, loss, model, tokenizer, final)
+        if final:  # pretend an earlier point was best: a kept adapter equal to the base model (B = 0)
+            model.save_pretrained(str(self.best_dir))
+            path = self.best_dir / "adapter_model.safetensors"
+            save_file({k: torch.zeros_like(v) if "lora_B" in k else v for k, v in load_file(str(path)).items()},
+                      str(path))
+        return stop
+
+    monkeypatch.setattr(best_mod.BestKeeper, "after_eval", after_eval)
+    lora_b_zero = []
+    real_replies = loop.Trainer._replies
+
+    def replies(self, prompts):
+        lora_b_zero.append(all(float(p.abs().max()) == 0 for n, p in self.model.named_parameters() if "lora_B" in n))
+        return real_replies(self, prompts)
+
+    monkeypatch.setattr(loop.Trainer, "_replies", replies)
+    assert loop.train(run_dir, verbose=False) == "done"
+    assert lora_b_zero == [False, True]  # base replies (adapter switched off, B trained), then adapter-best's
+    data = json.loads((run_dir / "samples.json").read_text())
+    assert data["finetuned_adapter"] == "adapter-best"
+    samples = Run(run_dir).samples()
+    assert samples and all(s["finetuned"] == s["base"] for s in samples)

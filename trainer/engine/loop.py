@@ -356,6 +356,19 @@ class Trainer:
         save_checkpoint(self.run_dir, step, self.model, self.optimizer, self.scheduler,
                         {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
 
+    def _use_best_adapter(self) -> str:
+        """Load adapter-best/ into the model when the run kept one (the last step was not the best)."""
+        from trainer.run.files import ADAPTER_BEST_DIR
+
+        weights = self.run_dir / ADAPTER_BEST_DIR / "adapter_model.safetensors"
+        if not weights.is_file():
+            return "adapter"
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        set_peft_model_state_dict(self.model, load_file(str(weights), device=str(self.device)))
+        return ADAPTER_BEST_DIR
+
     def _save_adapter(self) -> None:
         if not self.main:
             return
@@ -379,9 +392,11 @@ class Trainer:
         samples = data.get("samples") or []
         if samples:
             self.session.message("Writing the fine-tuned model's sample replies")
+            # From the adapter Try it, merge and export use: the best held-out point's when it was kept.
+            used = self._use_best_adapter()
             for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
                 s["finetuned"] = reply
-            st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples))
+            st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples, finetuned_adapter=used))
         before = (ev.get("before") or {}).get("loss")
         tail = losses[-max(1, len(losses) // 10):] if losses else []
         metrics = {"train_loss": sum(tail) / len(tail) if tail else None, "eval_loss_before": before,
