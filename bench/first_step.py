@@ -60,7 +60,7 @@ def main() -> int:
             if progress.is_file() and any('"loss"' in line for line in progress.read_text().splitlines()):
                 first = time.time() - started
             time.sleep(0.05)
-        proc.terminate()
+        proc.kill()  # the figure is taken; the run itself is thrown away with its folder
         proc.wait(timeout=60)
     for message, at in phases.items():
         print(f"{at:6.1f} s  {message}")

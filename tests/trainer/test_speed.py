@@ -381,3 +381,17 @@ def test_finetuned_samples_come_from_the_kept_best_adapter(make_run, monkeypatch
     assert data["finetuned_adapter"] == "adapter-best"
     samples = Run(run_dir).samples()
     assert samples and all(s["finetuned"] == s["base"] for s in samples)
+
+
+def test_trainer_threads_sleep_while_waiting(tmp_path, monkeypatch):
+    """`dragonfarm train` sets OMP_WAIT_POLICY=PASSIVE before torch loads (unless the person set it)."""
+    import os
+
+    from trainer.cli import main
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert main(["train", str(tmp_path / "no-such-run")]) != 0  # fails on the folder, after the setting
+    assert os.environ.get("OMP_WAIT_POLICY") == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    main(["train", str(tmp_path / "no-such-run")])
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"

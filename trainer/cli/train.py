@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainer.engine.parallel import world_from_env
     from trainer.run.config import TrainConfig
 
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads: see trainer.engine.loop.train
     run_dir = _run_dir(args.run_dir)
     world = world_from_env()
     if args.model and world.main:  # a run packed on another computer: the model as this one can get it
