@@ -86,7 +86,11 @@ def status_view(status: dict, *, launch: str | None = None, launch_last_words: s
         "delete": Button(enabled=not active),
         "tools": Button(enabled=state in (st.DONE, st.CANCELLED) and has_adapter),
     }
+    progress = (max(1, int(total)), int(min(step, total)) if total else 0, f"{step} of {total} steps" if total else badge)
+    early = status.get("stopped_early_at")
+    if state == st.DONE and type(early) is int and 0 < early < total:
+        # an early stop finished the run: a full bar, and why it ended before the planned steps
+        progress = (early, early, f"Stopped early at step {early} of {total}: the held-out loss had stopped improving")
     return StatusView(
         state=state, badge=badge, tone=state_tone(state, never_started), message=message, error=error,
-        progress_max=max(1, int(total)), progress_value=int(min(step, total)) if total else 0,
-        progress_text=f"{step} of {total} steps" if total else badge, buttons=buttons)
+        progress_max=progress[0], progress_value=progress[1], progress_text=progress[2], buttons=buttons)

@@ -78,3 +78,11 @@ def test_a_message_that_repeats_the_badge_is_dropped():
     view = status_view(_written(st.DONE, message="Finished."))
     assert view.badge == "Finished" and view.message == ""
     assert status_view(_written(st.DONE, message="Saved the adapter.")).message == "Saved the adapter."
+
+
+def test_an_early_stop_fills_the_bar_and_says_why():
+    view = status_view(_written(st.DONE, step=40, total_steps=60, stopped_early_at=40))
+    assert (view.progress_max, view.progress_value) == (40, 40)
+    assert view.progress_text.startswith("Stopped early at step 40 of 60")
+    full = status_view(_written(st.DONE, step=60, total_steps=60))
+    assert (full.progress_max, full.progress_value, full.progress_text) == (60, 60, "60 of 60 steps")
