@@ -20,7 +20,8 @@ from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_f
 from trainer.run.config import TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
-from trainer.engine.evaluation import autocast, eval_loss, generate_replies, loss_record, sample_prompts, summed_loss
+from trainer.engine.evaluation import (autocast, eval_loss, generate_replies, loss_record, per_example_scale,
+                                      sample_prompts, summed_loss)
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.session import Cancelled, RunSession
 from trainer.run.errors import UserError
@@ -226,11 +227,17 @@ class Trainer:
                         order_cache.clear()
                         order_cache[epoch] = self.train_batches.epoch_order(epoch)
                     batches.append(order_cache[epoch][m % n_batches])
-                count = sum(self.train_batches.trained_tokens(b) for b in batches) or 1
+                # The step's loss: the mean over its trained tokens, or (loss_average "example") the
+                # mean of each example's own mean, so a long reply counts as much as a short one.
+                per_example = cfg.loss_average == "example"
+                count = sum((sum(1 for i in b if self.train_batches.trained_tokens([i])) if per_example
+                             else self.train_batches.trained_tokens(b)) for b in batches) or 1
                 loss_sum = 0.0
                 for indices in batches:
                     self.session.check_cancel()
                     batch = self.train_batches.collate(indices, self.device)
+                    if per_example:
+                        batch["token_scale"] = per_example_scale(batch)
                     with autocast(self.device, self.precision):
                         loss = summed_loss(model, batch) / count
                     (self.scaler.scale(loss) if self.scaler else loss).backward()
