@@ -55,7 +55,9 @@ def chats(task: Task, rows) -> list[dict]:
 
 
 def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: Path,
-            penalties: tuple[float, ...] = ()) -> dict:
+            penalties: tuple[float, ...] = (), reply_penalties: tuple[float, ...] = ()) -> dict:
+    import torch
+
     from trainer.engine.evaluation import generate_reply
     from trainer.engine.loop import train
     from trainer.results.generate import load_for_run
@@ -87,6 +89,27 @@ def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: 
         return [generate_reply(model, tokenizer, system + [{"role": "user", "content": p.prompt}], device, decoding)
                 for p in task.probes]
 
+    def replies_reply_only(penalty: float) -> list[str]:
+        """The penalty on the reply's own tokens only (transformers' default also counts the prompt's)."""
+        from transformers import LogitsProcessorList, RepetitionPenaltyLogitsProcessor
+
+        from trainer.engine.decoding import generate_kwargs
+
+        decoding = DEFAULT.with_changes(max_new_tokens=MAX_NEW_TOKENS[task.name], repetition_penalty=1.0)
+        out = []
+        for p in task.probes:
+            text = tokenizer.apply_chat_template(system + [{"role": "user", "content": p.prompt}], tokenize=False,
+                                                 add_generation_prompt=True)
+            enc = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(device)
+            width = enc["input_ids"].shape[1]
+            kwargs = generate_kwargs(model, tokenizer, decoding)
+            kwargs["logits_processor"] = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(
+                float(penalty), prompt_ignore_length=width)])
+            with torch.no_grad():
+                ids = model.generate(**enc, **kwargs)
+            out.append(tokenizer.decode(ids[0, width:], skip_special_tokens=True).strip())
+        return out
+
     replies = replies_with(None)    # the shared default decoding
     passed, total = score(task, replies)
     # The same adapter decoded with other repetition penalties (no retraining): does decoding change recall?
@@ -94,6 +117,9 @@ def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: 
     for penalty in penalties:
         more = replies_with(penalty)
         other[f"{penalty:g}"] = {"passed": score(task, more)[0], "replies": more}
+    for penalty in reply_penalties:
+        more = replies_reply_only(penalty)
+        other[f"{penalty:g} reply only"] = {"passed": score(task, more)[0], "replies": more}
     steps = run.status().get("total_steps")
     return {"task": task.name, "preset": preset, "settings": overrides, "score": f"{passed}/{total}",
             "passed": passed, "total": total, "penalties": other,
@@ -114,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-replies", action="store_true")
     parser.add_argument("--penalty", action="append", type=float, default=[], metavar="P",
                         help="also score the same adapter decoded with this repetition penalty (e.g. 1.0)")
+    parser.add_argument("--reply-penalty", action="append", type=float, default=[], metavar="P",
+                        help="also score it with this repetition penalty on the reply's own tokens only")
     args = parser.parse_args(argv)
 
     import torch
@@ -133,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for task_name in args.task or sorted(TASKS):
             for preset in args.preset or ["quick", "balanced", "thorough"]:
-                row = run_one(TASKS[task_name], preset, overrides, model_dir, Path(tmp), tuple(args.penalty))
+                row = run_one(TASKS[task_name], preset, overrides, model_dir, Path(tmp), tuple(args.penalty),
+                              tuple(args.reply_penalty))
                 rows.append(row)
                 if "error" in row:
                     print(f"{task_name:8} {preset:9} failed: {row['error']}", flush=True)
