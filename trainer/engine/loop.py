@@ -159,7 +159,9 @@ class Trainer:
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
         warmup = int(round(cfg.warmup_ratio * self.total_steps))
-        self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
+        # transformers' "constant" ignores the warm-up; "constant_with_warmup" is the constant rate after it.
+        schedule = "constant_with_warmup" if cfg.lr_scheduler == "constant" and warmup else cfg.lr_scheduler
+        self.scheduler = get_scheduler(schedule, self.optimizer, num_warmup_steps=warmup,
                                        num_training_steps=self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
 

@@ -1,5 +1,5 @@
-"""The `loss_average` setting: per token (the default, unchanged) or per example
-(each example's mean loss, averaged over the examples), packed and padded alike."""
+"""The `loss_average` setting: per token or per example (each example's mean loss, averaged
+over the examples), packed and padded alike; and the constant schedule's warm-up."""
 from __future__ import annotations
 
 import pytest
@@ -98,3 +98,16 @@ def test_a_run_averaging_per_example_trains(make_run):
     ev = run.eval()
     assert ev["before"]["loss"] > ev["after"]["loss"]
     assert all(r["loss"] > 0 for r in run.train_records())
+
+
+def test_the_constant_schedule_warms_up(make_run):
+    """transformers' "constant" schedule ignores the warm-up; the run's constant rate comes after it."""
+    from trainer.engine.loop import train
+    from trainer.run import status as st
+    from trainer.run.reader import Run
+
+    run_dir = make_run(lr_scheduler="constant", warmup_ratio=0.25, learning_rate=2e-4)   # 12 steps: 3 warm up
+    assert train(run_dir, verbose=False) == st.DONE
+    rates = [r["learning_rate"] for r in Run(run_dir).train_records()]
+    assert rates[0] == 0.0 and rates[1] < rates[2] < 2e-4
+    assert rates[3:] == [pytest.approx(2e-4)] * (len(rates) - 3)
