@@ -165,7 +165,9 @@ def fast_loss_sum(model: Any, batch: dict[str, Any]) -> Any | None:
     targets = batch["targets"]
     keep = targets != IGNORE
     scale = batch.get("token_scale")
-    return head_loss_sum(hidden[keep], head, targets[keep], None if scale is None else scale[keep])
+    if scale is None:
+        return head_loss_sum(hidden[keep], head, targets[keep])
+    return head_loss_sum(hidden[keep], head, targets[keep], scale[keep])
 
 
 def full_loss_sum(model: Any, batch: dict[str, Any]) -> Any:
