@@ -54,7 +54,10 @@ def chats(task: Task, rows) -> list[dict]:
             for q, a in rows]
 
 
-def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: Path) -> dict:
+def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: Path,
+            penalties: tuple[float, ...] = (), reply_penalties: tuple[float, ...] = ()) -> dict:
+    import torch
+
     from trainer.engine.evaluation import generate_reply
     from trainer.engine.loop import train
     from trainer.results.generate import load_for_run
@@ -79,16 +82,50 @@ def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: 
         return {"task": task.name, "preset": preset, "error": run.status().get("error")}
     ev = run.eval()
     model, tokenizer, device = load_for_run(run_dir)
-    decoding = DEFAULT.with_changes(max_new_tokens=MAX_NEW_TOKENS[task.name])
     system = [{"role": "system", "content": task.system}] if task.system else []
-    replies = [generate_reply(model, tokenizer, system + [{"role": "user", "content": p.prompt}], device, decoding)
-               for p in task.probes]
+
+    def replies_with(penalty: float | None) -> list[str]:
+        decoding = DEFAULT.with_changes(max_new_tokens=MAX_NEW_TOKENS[task.name], repetition_penalty=penalty)
+        return [generate_reply(model, tokenizer, system + [{"role": "user", "content": p.prompt}], device, decoding)
+                for p in task.probes]
+
+    def replies_reply_only(penalty: float) -> list[str]:
+        """The penalty on the reply's own tokens only (transformers' default also counts the prompt's)."""
+        from transformers import LogitsProcessorList, RepetitionPenaltyLogitsProcessor
+
+        from trainer.engine.decoding import generate_kwargs
+
+        decoding = DEFAULT.with_changes(max_new_tokens=MAX_NEW_TOKENS[task.name], repetition_penalty=1.0)
+        out = []
+        for p in task.probes:
+            text = tokenizer.apply_chat_template(system + [{"role": "user", "content": p.prompt}], tokenize=False,
+                                                 add_generation_prompt=True)
+            enc = tokenizer(text, add_special_tokens=False, return_tensors="pt").to(device)
+            width = enc["input_ids"].shape[1]
+            kwargs = generate_kwargs(model, tokenizer, decoding)
+            kwargs["logits_processor"] = LogitsProcessorList([RepetitionPenaltyLogitsProcessor(
+                float(penalty), prompt_ignore_length=width)])
+            with torch.no_grad():
+                ids = model.generate(**enc, **kwargs)
+            out.append(tokenizer.decode(ids[0, width:], skip_special_tokens=True).strip())
+        return out
+
+    replies = replies_with(None)    # the shared default decoding
     passed, total = score(task, replies)
+    # The same adapter decoded with other repetition penalties (no retraining): does decoding change recall?
+    other = {}
+    for penalty in penalties:
+        more = replies_with(penalty)
+        other[f"{penalty:g}"] = {"passed": score(task, more)[0], "replies": more}
+    for penalty in reply_penalties:
+        more = replies_reply_only(penalty)
+        other[f"{penalty:g} reply only"] = {"passed": score(task, more)[0], "replies": more}
     steps = run.status().get("total_steps")
     return {"task": task.name, "preset": preset, "settings": overrides, "score": f"{passed}/{total}",
-            "passed": passed, "total": total,
+            "passed": passed, "total": total, "penalties": other,
             "loss_before": (ev.get("before") or {}).get("loss"), "loss_after": (ev.get("after") or {}).get("loss"),
-            "steps": steps, "train_seconds": round(seconds, 1), "replies": replies}
+            "steps": steps, "train_seconds": round(seconds, 1), "precision": run.status().get("precision"),
+            "replies": replies}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--json", help="write the rows (with the replies) to this file")
     parser.add_argument("--show-replies", action="store_true")
+    parser.add_argument("--penalty", action="append", type=float, default=[], metavar="P",
+                        help="also score the same adapter decoded with this repetition penalty (e.g. 1.0)")
+    parser.add_argument("--reply-penalty", action="append", type=float, default=[], metavar="P",
+                        help="also score it with this repetition penalty on the reply's own tokens only")
     args = parser.parse_args(argv)
 
     import torch
@@ -120,13 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for task_name in args.task or sorted(TASKS):
             for preset in args.preset or ["quick", "balanced", "thorough"]:
-                row = run_one(TASKS[task_name], preset, overrides, model_dir, Path(tmp))
+                row = run_one(TASKS[task_name], preset, overrides, model_dir, Path(tmp), tuple(args.penalty),
+                              tuple(args.reply_penalty))
                 rows.append(row)
                 if "error" in row:
                     print(f"{task_name:8} {preset:9} failed: {row['error']}", flush=True)
                     continue
                 print(f"{task_name:8} {preset:9} {row['score']:>6} {row['loss_before']:>12.3f} "
-                      f"{row['loss_after']:>7.3f} {row['steps']:>6} {row['train_seconds']:>8.1f}", flush=True)
+                      f"{row['loss_after']:>7.3f} {row['steps']:>6} {row['train_seconds']:>8.1f}"
+                      + "".join(f"  penalty {p}: {o['passed']}/{row['total']}" for p, o in row["penalties"].items()),
+                      flush=True)
                 if args.show_replies:
                     for reply in row["replies"]:
                         print("           ", reply.replace("\n", " ")[:110])

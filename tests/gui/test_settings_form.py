@@ -78,8 +78,8 @@ def test_preset_radios_and_summary_line_use_labels(wiz):
     for p in TRAINING_PRESETS:
         page.radios[p.key].click()
         assert page.read_values()["epochs"] == p.values["epochs"]
-    assert "LoRA rank 32" in page.radios["thorough"].toolTip()
+    assert "LoRA rank 16" in page.radios["thorough"].toolTip()
     line = settings_line(wiz.choices.settings)
-    assert line == "Thorough: max length 2048 tokens, epochs 5, learning rate 0.0002, batch size 4, LoRA rank 32"
+    assert line == "Thorough: max length 2048 tokens, epochs 5, learning rate 0.0002, batch size 4, LoRA rank 16"
     page.fields["batch_size"].setValue(8)
     assert settings_line(wiz.choices.settings).startswith("Custom: ")

@@ -62,7 +62,7 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     wizard.next()
     # Summary: only make the folder
     wizard.summary_page.start_box.setChecked(False)
-    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0002, batch size 4, LoRA rank 8"
+    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0005, batch size 4, LoRA rank 8"
             in wizard.summary_page.summary.toPlainText())
     wizard.button(QWizard.WizardButton.FinishButton).click()
     qtbot.waitUntil(lambda: wizard.created_run is not None, timeout=15000)
@@ -73,7 +73,7 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     cli_runs = tmp_path / "cli-runs"
     subprocess.run([sys.executable, "-m", "trainer", "new", "--data", str(CSV), "--runs-dir", str(cli_runs),
                     "--name", "wizard-run", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--system", SYSTEM,
-                    "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0002", "--lora-r", "8",
+                    "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0005", "--lora-r", "8",
                     "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512", "--quiet"],
                    check=True, cwd=ROOT, capture_output=True, timeout=60)
     cli = cli_runs / "wizard-run"

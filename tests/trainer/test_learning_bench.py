@@ -81,3 +81,15 @@ def test_every_preset_is_a_valid_config_and_few_examples_get_more_passes():
     (3.0, 0, 24, 3.0), (3.0, 300, 24, 12.5), (3.0, 300, 200, 3.0), (3.0, 300, 2, MAX_AUTO_EPOCHS), (1.0, 300, 0, 1.0)])
 def test_effective_epochs(epochs, seen, examples, expected):
     assert effective_epochs(TrainConfig(epochs=epochs, min_examples_seen=seen), examples) == expected
+
+
+def test_presets_on_a_small_file_match_docs_presets_md():
+    """docs/presets.md: on 24 rows Thorough trains as Balanced does (more passes did worse), and
+    every preset averages the loss per example after a constant rate."""
+    by_key = {p.key: TrainConfig(**p.config_values()) for p in TRAINING_PRESETS}
+    assert effective_epochs(by_key["quick"], 24) == pytest.approx(100 / 24)
+    assert effective_epochs(by_key["balanced"], 24) == effective_epochs(by_key["thorough"], 24) == 12.5
+    assert by_key["thorough"].lora_r == by_key["balanced"].lora_r
+    assert effective_epochs(by_key["thorough"], 500) > effective_epochs(by_key["balanced"], 500)
+    for cfg in by_key.values():
+        assert (cfg.loss_average, cfg.lr_scheduler, cfg.lora_dropout) == ("example", "constant", 0.0)

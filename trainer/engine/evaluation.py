@@ -35,6 +35,28 @@ def summed_loss(model: Any, batch: dict[str, Any]) -> Any:
         return full_loss_sum(model, batch) if loss is None else loss
 
 
+def per_example_scale(batch: dict[str, Any]) -> Any:
+    """Token weights for averaging per example (the `loss_average` setting): 1 / (the example's
+    trained tokens) on each trained token, 0 elsewhere, so that summed_loss gives the sum of each
+    example's mean loss. An example is a row of a padded batch, or a segment of a packed row."""
+    import torch
+
+    from trainer.engine.encode import IGNORE
+
+    targets = batch["targets"]
+    trained = targets != IGNORE
+    segments = batch.get("segments")
+    if segments:
+        lengths = torch.tensor(segments, device=targets.device)
+        example = torch.repeat_interleave(torch.arange(len(segments), device=targets.device), lengths)
+        example = example.reshape(targets.shape)
+    else:
+        example = torch.arange(targets.shape[0], device=targets.device)[:, None].expand_as(targets)
+    counts = torch.zeros(int(example.max()) + 1, device=targets.device).index_add_(
+        0, example[trained], torch.ones(int(trained.sum()), device=targets.device))
+    return torch.where(trained, 1.0 / counts.clamp(min=1.0)[example], torch.zeros((), device=targets.device))
+
+
 def check_fast_loss(model: Any, batch: dict[str, Any]) -> bool:
     """Once, before training: does the gathered-logits loss equal the model's own? (else use the full path)"""
     from trainer.engine.attention import segments

@@ -68,7 +68,7 @@ def _chunk_logits(h: Any, weight: Any, bias: Any) -> Any:
     return logits.float()
 
 
-def _loss_no_grad(hidden: Any, weight: Any, bias: Any, targets: Any, dtype: Any) -> Any:
+def _loss_no_grad(hidden: Any, weight: Any, bias: Any, targets: Any, dtype: Any, scale: Any = None) -> Any:
     import torch
 
     total = torch.zeros((), dtype=torch.float32, device=hidden.device)
@@ -77,7 +77,11 @@ def _loss_no_grad(hidden: Any, weight: Any, bias: Any, targets: Any, dtype: Any)
     step = chunk_rows(weight.shape[0])
     for s in range(0, hidden.shape[0], step):
         logits = _chunk_logits(hidden[s:s + step].to(dtype), w, b)
-        total += torch.nn.functional.cross_entropy(logits, targets[s:s + step], reduction="sum")
+        if scale is None:
+            total += torch.nn.functional.cross_entropy(logits, targets[s:s + step], reduction="sum")
+        else:
+            total += (torch.nn.functional.cross_entropy(logits, targets[s:s + step], reduction="none")
+                      * scale[s:s + step]).sum()
     return total
 
 
@@ -85,10 +89,11 @@ def _make_function() -> Any:
     import torch
 
     class HeadCrossEntropy(torch.autograd.Function):
-        """Summed cross-entropy of head(hidden) against targets; gradients computed in forward."""
+        """Summed cross-entropy of head(hidden) against targets, each row's times its scale
+        (None: 1); gradients computed in forward."""
 
         @staticmethod
-        def forward(ctx: Any, hidden: Any, weight: Any, bias: Any, targets: Any, dtype: Any) -> Any:
+        def forward(ctx: Any, hidden: Any, weight: Any, bias: Any, targets: Any, dtype: Any, scale: Any) -> Any:
             w = weight.to(dtype)
             b = bias.to(dtype) if bias is not None else None
             need_w = weight.requires_grad
@@ -104,9 +109,13 @@ def _make_function() -> Any:
                     t = targets[s:s + step]
                     logits = _chunk_logits(h, w, b)
                     lse = torch.logsumexp(logits, dim=-1)
-                    total += (lse - logits.gather(1, t[:, None]).squeeze(1)).sum()
+                    losses = lse - logits.gather(1, t[:, None]).squeeze(1)
                     grad = torch.exp_(logits.sub_(lse[:, None]))  # softmax, in place
                     grad[torch.arange(t.shape[0], device=t.device), t] -= 1.0
+                    if scale is not None:
+                        losses = losses * scale[s:s + step]
+                        grad.mul_(scale[s:s + step, None])
+                    total += losses.sum()
                     grad_h[s:s + step] = (grad.to(dtype) @ w).to(hidden.dtype)
                     if need_w:
                         grad_w += (grad.to(dtype).t() @ h).float()
@@ -122,7 +131,7 @@ def _make_function() -> Any:
             grad_w, grad_b, w_dtype, b_dtype = ctx.extra
             return (grad_h * grad_out.to(grad_h.dtype),
                     None if grad_w is None else (grad_w * grad_out).to(w_dtype),
-                    None if grad_b is None else (grad_b * grad_out).to(b_dtype), None, None)
+                    None if grad_b is None else (grad_b * grad_out).to(b_dtype), None, None, None)
 
     return HeadCrossEntropy
 
@@ -130,17 +139,18 @@ def _make_function() -> Any:
 _FUNCTION: Any = None
 
 
-def head_loss_sum(hidden: Any, head: Any, targets: Any) -> Any:
-    """Summed cross-entropy over rows of hidden [N, d] against targets [N] (all trained)."""
+def head_loss_sum(hidden: Any, head: Any, targets: Any, scale: Any = None) -> Any:
+    """Summed cross-entropy over rows of hidden [N, d] against targets [N] (all trained),
+    each row's times scale [N] when given."""
     import torch
 
     global _FUNCTION
     dtype = _matmul_dtype(hidden)
     if not (torch.is_grad_enabled() and (hidden.requires_grad or head.weight.requires_grad)):
-        return _loss_no_grad(hidden, head.weight, head.bias, targets, dtype)
+        return _loss_no_grad(hidden, head.weight, head.bias, targets, dtype, scale)
     if _FUNCTION is None:
         _FUNCTION = _make_function()
-    return _FUNCTION.apply(hidden, head.weight, head.bias, targets, dtype)
+    return _FUNCTION.apply(hidden, head.weight, head.bias, targets, dtype, scale)
 
 
 def fast_loss_sum(model: Any, batch: dict[str, Any]) -> Any | None:
@@ -154,7 +164,10 @@ def fast_loss_sum(model: Any, batch: dict[str, Any]) -> Any | None:
     hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
     targets = batch["targets"]
     keep = targets != IGNORE
-    return head_loss_sum(hidden[keep], head, targets[keep])
+    scale = batch.get("token_scale")
+    if scale is None:
+        return head_loss_sum(hidden[keep], head, targets[keep])
+    return head_loss_sum(hidden[keep], head, targets[keep], scale[keep])
 
 
 def full_loss_sum(model: Any, batch: dict[str, Any]) -> Any:
@@ -164,8 +177,10 @@ def full_loss_sum(model: Any, batch: dict[str, Any]) -> Any:
     logits = model(input_ids=batch["input_ids"], attention_mask=batch.get("attention_mask"),
                    position_ids=batch.get("position_ids"), use_cache=False).logits
     targets = batch["targets"]
-    return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1),
-                           ignore_index=IGNORE, reduction="sum")
+    scale = batch.get("token_scale")
+    losses = F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), targets.reshape(-1),
+                             ignore_index=IGNORE, reduction="sum" if scale is None else "none")
+    return losses if scale is None else (losses * scale.reshape(-1)).sum()
 
 
 def verify(model: Any, batch: dict[str, Any], run: Any) -> bool:

@@ -20,7 +20,8 @@ from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_f
 from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
-from trainer.engine.evaluation import autocast, generate_replies, loss_record, sample_prompts, summed_loss
+from trainer.engine.evaluation import (autocast, generate_replies, loss_record, per_example_scale, sample_prompts,
+                                       summed_loss)
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.parallel import Group, World, world_from_env
 from trainer.engine.session import Cancelled, FollowerSession, RunSession
@@ -202,7 +203,9 @@ class Trainer:
         self.params = params
         self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=0.0)
         warmup = int(round(cfg.warmup_ratio * self.total_steps))
-        self.scheduler = get_scheduler(cfg.lr_scheduler, self.optimizer, num_warmup_steps=warmup,
+        # transformers' "constant" ignores the warm-up; "constant_with_warmup" is the constant rate after it.
+        schedule = "constant_with_warmup" if cfg.lr_scheduler == "constant" and warmup else cfg.lr_scheduler
+        self.scheduler = get_scheduler(schedule, self.optimizer, num_warmup_steps=warmup,
                                        num_training_steps=self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda") if self.precision == "fp16" else None
         if self.scaler and self.group.size > 1:  # its scale must exist even where a step's share is empty
@@ -290,7 +293,11 @@ class Trainer:
                         order_cache.clear()
                         order_cache[epoch] = self.train_batches.epoch_order(epoch)
                     batches.append(order_cache[epoch][m % n_batches])
-                count = sum(self.train_batches.trained_tokens(b) for b in batches) or 1
+                # The step's loss: the mean over its trained tokens, or (loss_average "example") the
+                # mean of each example's own mean, so a long reply counts as much as a short one.
+                per_example = cfg.loss_average == "example"
+                count = sum((sum(1 for i in b if self.train_batches.trained_tokens([i])) if per_example
+                             else self.train_batches.trained_tokens(b)) for b in batches) or 1
                 batches = self.group.share(batches, self.train_batches)  # several processes: this one's part
                 self.group.stop_together(self.session)  # several processes: all stop at the same step
                 loss_sum, step_tokens = 0.0, 0
@@ -301,6 +308,8 @@ class Trainer:
                         continue  # fewer examples in the step than processes
                     for part in self.train_batches.pieces(indices, self.row_tokens):  # on a CPU: less memory
                         batch = self.train_batches.collate(part, self.device)
+                        if per_example:
+                            batch["token_scale"] = per_example_scale(batch)
                         with autocast(self.device, self.precision):
                             loss = summed_loss(model, batch) / count
                         (self.scaler.scale(loss) if self.scaler else loss).backward()

@@ -41,6 +41,7 @@ MAX_EVAL_FRACTION = 0.5
 DEVICES = ("auto", "cuda", "mps", "cpu")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SCHEDULERS = ("cosine", "linear", "constant")
+LOSS_AVERAGES = ("example", "token")
 TRAIN_DEVICES = DEVICES[1:]     # what "auto" chooses between
 
 
@@ -90,6 +91,11 @@ class TrainConfig:
     warmup_ratio: float = setting(
         0.05, label="Warm-up share", min=0.0, max=0.5, typical=0.05, decimals=3, step=0.01,
         help="The share of the run spent slowly raising the learning rate at the start.")
+    loss_average: str = setting(
+        "example", label="Loss averaging", choices=LOSS_AVERAGES,
+        help="How each step's loss is averaged: over examples (each example's own average, so short and long "
+             "replies count the same; it recalled facts a little more often in DragonFarm's learning benchmark) "
+             "or over every reply word-piece (token; long replies weigh more). The held-out loss is always per token.")
     batch_size: int = setting(
         4, label="Batch size", min=1, max=1024, typical=4, advanced=False,
         help="How many examples are looked at in one step. Larger needs more memory.")
