@@ -383,15 +383,17 @@ def test_finetuned_samples_come_from_the_kept_best_adapter(make_run, monkeypatch
     assert samples and all(s["finetuned"] == s["base"] for s in samples)
 
 
-def test_trainer_threads_sleep_while_waiting(tmp_path, monkeypatch):
-    """`dragonfarm train` sets OMP_WAIT_POLICY=PASSIVE before torch loads (unless the person set it)."""
+def test_trainer_threads_spin_only_briefly(tmp_path, monkeypatch):
+    """`dragonfarm train` sets a short OpenMP spin before torch loads, unless the person set one."""
     import os
 
     from trainer.cli import main
+    from trainer.engine.threads import SHORT_SPIN
 
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    for name in SHORT_SPIN:
+        monkeypatch.delenv(name, raising=False)
     assert main(["train", str(tmp_path / "no-such-run")]) != 0  # fails on the folder, after the setting
-    assert os.environ.get("OMP_WAIT_POLICY") == "PASSIVE"
-    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert all(os.environ.get(name) == value for name, value in SHORT_SPIN.items())
+    monkeypatch.setenv("KMP_BLOCKTIME", "200")
     main(["train", str(tmp_path / "no-such-run")])
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert os.environ["KMP_BLOCKTIME"] == "200"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -55,9 +54,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     from trainer.engine.launcher import launch, processes_for
     from trainer.engine.loop import NO_CHECKPOINT_RESTART, train
     from trainer.engine.parallel import world_from_env
+    from trainer.engine.threads import wait_briefly
     from trainer.run.config import TrainConfig
 
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads: see trainer.engine.loop.train
+    wait_briefly()  # before torch loads (trainer.engine.threads)
     run_dir = _run_dir(args.run_dir)
     world = world_from_env()
     if args.model and world.main:  # a run packed on another computer: the model as this one can get it

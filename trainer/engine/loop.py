@@ -25,6 +25,7 @@ from trainer.engine.evaluation import (autocast, generate_replies, loss_record, 
 from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
 from trainer.engine.parallel import Group, World, world_from_env
 from trainer.engine.session import Cancelled, FollowerSession, RunSession
+from trainer.engine.threads import wait_briefly
 from trainer.run.errors import UserError
 from trainer.run.lock import LockHeld, TrainerLock
 
@@ -39,11 +40,7 @@ def train(run_dir: str | Path, resume: bool = False, verbose: bool = True) -> st
     """Run training in this process; returns the final state."""
     # Ops that Apple's GPU lacks run on the CPU instead of failing (read when torch loads).
     os.environ.setdefault("PYTORCH_ENABLE_MPS_FALLBACK", "1")
-    # CPU threads that wait for work sleep instead of spinning (read when torch loads, so it takes
-    # effect in the trainer's own process). With spinning threads, a computer busy with anything
-    # else made the small passes before the first step crawl: on a 2-core machine running other
-    # work, 105 s to the first step of the pirate example, 11.6 s with this (bench/first_step.py).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    wait_briefly()  # CPU threads spin only briefly while waiting (trainer.engine.threads)
     run_dir = Path(run_dir).resolve()
     config = TrainConfig.load(run_dir)  # a bad config (or no run folder) fails before we touch the folder
     world = world_from_env()  # one of several data-parallel processes? (trainer.engine.parallel)
