@@ -14,7 +14,8 @@ each row a variant in a precision (the baseline is the first hf row, fp32 by def
   trl  TRL's SFTTrainer, reply-only loss (as its completion mask), padding-free batches (skipped if
        TRL is not installed)
   df   DragonFarm's engine (packing, logits only at trained positions), as `dragonfarm train`
-       runs it: including its measurement before training (held-out loss on 20 chats, 3 sample replies)
+       runs it: including its measurement before training (held-out loss on 20 chats, 3 sample replies),
+       with the loss averaged over tokens like the others (DragonFarm's presets average per example)
 
 Each row runs in its own process. The table gives real (non-padding) tokens
 per second over the steps after the warm-up, the ratio to the baseline, the same
@@ -152,7 +153,8 @@ def _dragonfarm(args: argparse.Namespace) -> dict:
     held_out = make_chats(20, seed=99)
     run_dir = write_run(Path(args.tmp) / "run", args.folder, chats, held_out, max_steps=args.steps + args.warmup,
                         batch_size=args.batch_size, max_length=args.max_length, precision=args.precision,
-                        learning_rate=2e-4, lora_r=16, lora_alpha=32, lora_dropout=0.0, target_modules=LORA_TARGETS, lr_scheduler="linear",
+                        learning_rate=2e-4, lora_r=16, lora_alpha=32, lora_dropout=0.0, target_modules=LORA_TARGETS,
+                        lr_scheduler="linear", loss_average="token",  # the baseline's objective: mean over tokens
                         num_samples=3, sample_max_new_tokens=32, eval_every=100_000, save_every=100_000,
                         warmup_ratio=0.0, epochs=1)
     from trainer.run.progress import ProgressWriter
