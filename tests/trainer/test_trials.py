@@ -35,9 +35,9 @@ KILLER = '''
 import os, signal, sys
 import torch
 torch.set_num_threads(1)
-from trainer.engine import checkpoint, loop
+from trainer.engine import checkpoint, evaluation, loop
 module, attr, nth, when = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-target = {"checkpoint": checkpoint, "loop": loop}[module]
+target = {"checkpoint": checkpoint, "evaluation": evaluation, "loop": loop}[module]
 original, calls = getattr(target, attr), [0]
 def wrapped(*args, **kwargs):
     calls[0] += 1
@@ -54,9 +54,10 @@ sys.exit(3)  # never reached when the kill point was
 
 # (module, function, which calls) whose "before" and "after" leave at least the first checkpoint
 # (step 2) complete. In an 8-step run: training state and swap_in write checkpoints at steps 2, 4
-# and 6 (swap_in's 4th call puts the adapter in place), eval_loss runs at steps 0, 2, 4, 6 and 8.
+# and 6 (swap_in's 4th call puts the adapter in place), eval_loss (called through the loop's process
+# group) runs at steps 0, 2, 4, 6 and 8.
 POINTS = [("checkpoint", "write_training_state", (2, 3)), ("checkpoint", "swap_in", (2, 3, 4)),
-          ("loop", "eval_loss", (3, 4, 5)), ("loop", "save_adapter", (1,)), ("loop", "save_checkpoint", (2, 3))]
+          ("evaluation", "eval_loss", (3, 4, 5)), ("loop", "save_adapter", (1,)), ("loop", "save_checkpoint", (2, 3))]
 
 
 def kill_points(count: int, seed: int = 9) -> list[tuple[str, str, int, str]]:
