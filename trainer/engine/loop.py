@@ -12,10 +12,10 @@ from typing import Iterator
 
 from trainer.run import status as st
 from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
-from trainer.run.files import EVAL_FILE, SAMPLES_FILE, STATUS_FILE
+from trainer.run.files import ADAPTER_BEST_DIR, EVAL_FILE, SAMPLES_FILE, STATUS_FILE
 from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
-from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
+from trainer.engine.checkpoint import (WEIGHTS, latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
 from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
@@ -369,9 +369,7 @@ class Trainer:
 
     def _use_best_adapter(self) -> str:
         """Load adapter-best/ into the model when the run kept one (the last step was not the best)."""
-        from trainer.run.files import ADAPTER_BEST_DIR
-
-        weights = self.run_dir / ADAPTER_BEST_DIR / "adapter_model.safetensors"
+        weights = self.run_dir / ADAPTER_BEST_DIR / WEIGHTS
         if not weights.is_file():
             return "adapter"
         from peft import set_peft_model_state_dict
