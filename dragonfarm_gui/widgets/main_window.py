@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
 
         if not self.ensure_environment() or not self.battery_ok(path):
             return None
+        st.wait_for_exit(path)  # the last trainer may still be exiting after its final status
         try:
             launch = start_training(path, resume=resume, hf_token=tokens.get_token())
         except NoTrainerPython as exc:
@@ -228,7 +229,7 @@ class MainWindow(QMainWindow):
         if not path:
             return None
         run = Run(path)
-        if run.status().get("live"):
+        if not st.wait_for_exit(path) and run.status().get("live"):
             show_error(self, "The run is still training", "This run is training now. Cancel it first.")
             return None
         if (run.checkpoints() or run.has_adapter()) and not self.confirm_start_again(run):

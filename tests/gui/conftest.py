@@ -62,6 +62,52 @@ def _leftovers(app) -> list[str]:
     return found
 
 
+MODAL_LIMIT_S = 30.0
+
+
+def _dialog_words(widget) -> str:
+    text = widget.text() if hasattr(widget, "text") and callable(widget.text) else ""
+    return f"{type(widget).__name__} '{widget.windowTitle()}'" + (f": {text[:200]}" if text else "")
+
+
+@pytest.fixture(autouse=True)
+def no_stuck_dialog(request):
+    """A modal dialog that a test did not expect waits for a click that never
+    comes, and pytest-timeout cannot end a test blocked in Qt's nested event
+    loop. So: a dialog still open after MODAL_LIMIT_S is named, rejected, and
+    the test fails, instead of the whole run hanging."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    import time
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    request.getfixturevalue("qapp")
+    stuck: list[str] = []
+    seen: dict[int, float] = {}
+
+    def look() -> None:
+        widget = QApplication.activeModalWidget()
+        if widget is None:
+            seen.clear()
+            return
+        first = seen.setdefault(id(widget), time.monotonic())
+        if time.monotonic() - first > MODAL_LIMIT_S:
+            stuck.append(_dialog_words(widget))
+            seen.pop(id(widget), None)
+            widget.reject() if hasattr(widget, "reject") else widget.close()
+
+    timer = QTimer()
+    timer.timeout.connect(look)
+    timer.start(500)
+    yield
+    timer.stop()
+    if stuck:
+        pytest.fail("a dialog stayed open with nobody to answer it: " + "; ".join(stuck))
+
+
 @pytest.fixture(autouse=True)
 def no_leftovers(request):
     """After each GUI test: no running QProcess or active timer in any window, no new thread."""

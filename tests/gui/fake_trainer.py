@@ -4,7 +4,9 @@ in well under a second. Called as: fake_trainer.py -m trainer COMMAND ...
 
 Environment knobs: FAKE_STEPS (6), FAKE_DELAY (seconds per step, 0.05),
 FAKE_HANG_AT (step at which to hang, for kill tests), FAKE_CHECK_JSON
-(what `check --json` prints), FAKE_FAIL (fail with this error text).
+(what `check --json` prints), FAKE_FAIL (fail with this error text),
+FAKE_LINGER (seconds between the last status and the exit, still holding
+the run's lock, as a real process does on a busy machine).
 """
 import json
 import os
@@ -101,7 +103,9 @@ def main(argv: list[str]) -> int:
         print(os.environ.get("FAKE_CHECK_JSON") or json.dumps(DEFAULT_CHECK))
         return int(os.environ.get("FAKE_CHECK_EXIT", "0"))
     if cmd == "train":
-        return train(Path(rest[0]), "--resume" in rest)
+        code = train(Path(rest[0]), "--resume" in rest)
+        time.sleep(float(os.environ.get("FAKE_LINGER", "0")))
+        return code
     print(f"fake trainer: unknown command {cmd}", file=sys.stderr)
     return 2
 

@@ -45,6 +45,28 @@ def test_failed_before_first_checkpoint_can_start_again_from_the_page(window, qt
     assert not page.buttons["start_again"].isVisible()
 
 
+@pytest.mark.parametrize("button", ["start_again", "resume"])
+def test_a_trainer_still_exiting_after_it_failed_is_waited_for(window, qtbot, sample_run, fake_python, monkeypatch,
+                                                               button):
+    """The page reads failed as soon as the status says so; the process may
+    hold the run's lock a moment longer. Pressing a button then starts the
+    run again, never "still training"."""
+    monkeypatch.setenv("FAKE_FAIL", "The training libraries are missing.")
+    monkeypatch.setenv("FAKE_LINGER", "1.5")
+    errors = []
+    monkeypatch.setattr("dragonfarm_gui.widgets.main_window.show_error", lambda *a, **k: errors.append(a[1:]))
+    page = _page(window, qtbot, sample_run)
+    window.start_run(sample_run)
+    _wait_state(qtbot, page, st.FAILED)
+    assert Run(sample_run).status()["live"]  # still exiting
+    monkeypatch.delenv("FAKE_FAIL")
+    monkeypatch.setenv("FAKE_LINGER", "0")
+    page.buttons[button].click()
+    _wait_state(qtbot, page, st.DONE)
+    assert errors == []
+    assert Run(sample_run).status()["step"] == 6
+
+
 def test_resume_without_checkpoint_finishes(window, qtbot, sample_run, fake_python, monkeypatch):
     monkeypatch.setenv("FAKE_FAIL", "The training libraries are missing.")
     page = _page(window, qtbot, sample_run)

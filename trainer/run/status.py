@@ -140,6 +140,23 @@ def is_live(status: dict[str, Any], at: float | None = None, run_dir: str | Path
     return created is not None and at - created <= STALE_AFTER_SECONDS
 
 
+EXIT_WAIT_SECONDS = 10.0
+
+
+def wait_for_exit(run_dir: str | Path, seconds: float = EXIT_WAIT_SECONDS) -> bool:
+    """A trainer that has written its last state (failed, cancelled, done)
+    holds the run's lock for the moment it takes to exit, longer on a busy
+    machine. Wait out that moment. True when no trainer holds the lock now;
+    False when one still does, or when the status says it is still at work."""
+    deadline = time.monotonic() + seconds
+    while lock_held(run_dir):
+        status, _problems, _exists = check_status(run_dir)
+        if status.get("state") in ACTIVE_STATES or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 class StatusWriter:
     """Owned by the trainer process: keeps the current status and rewrites it."""
 
