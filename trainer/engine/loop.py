@@ -12,17 +12,17 @@ from typing import Iterator
 
 from trainer.run import status as st
 from trainer.run.decoding import DEFAULT as DEFAULT_DECODING
-from trainer.run.files import ADAPTER_BEST_DIR, EVAL_FILE, SAMPLES_FILE, STATUS_FILE
+from trainer.run.files import EVAL_FILE, STATUS_FILE
 from trainer.engine.awake import keep_awake
 from trainer.engine.best import BestKeeper
-from trainer.engine.checkpoint import (WEIGHTS, latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
+from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_format_checkpoint, save_adapter,
                                        save_checkpoint, set_aside_previous)
 from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
 from trainer.engine.prepare import keep_what_was_there, prepare
-from trainer.engine.evaluation import (autocast, generate_replies, loss_record, per_example_scale, sample_prompts,
-                                       summed_loss)
-from trainer.run.progress import PROGRESS_FILE, ProgressWriter, read_progress
+from trainer.engine.evaluation import autocast, generate_replies, loss_record, per_example_scale, summed_loss
+from trainer.engine.samples import add_replies, has_questions, load_best_adapter, write_questions
+from trainer.run.progress import ProgressWriter, trim_progress
 from trainer.engine.parallel import Group, World, world_from_env
 from trainer.engine.session import Cancelled, FollowerSession, RunSession
 from trainer.engine.threads import wait_briefly
@@ -214,7 +214,7 @@ class Trainer:
             start = int(state["step"])
             self.touched = True
             if self.main:
-                self._trim_progress(start)
+                trim_progress(self.run_dir, start)  # the steps after the checkpoint are repeated
             self.status.update(resumed_from=start)
             log.info("Resuming from %s (step %d)", ckpt.name, start)
         else:
@@ -224,14 +224,6 @@ class Trainer:
             self._before_training()
         return self._loop(start)
 
-    def _trim_progress(self, step: int) -> None:
-        """A resumed run repeats the steps after its checkpoint: drop their old lines."""
-        keep = [r for r in read_progress(self.run_dir) if r.get("step", 0) <= step]
-        st_path = self.run_dir / PROGRESS_FILE
-        tmp = st_path.with_name(PROGRESS_FILE + ".tmp")
-        tmp.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in keep), encoding="utf-8")
-        os.replace(tmp, st_path)
-
     def _before_training(self) -> None:
         self.session.message("Measuring the model before training")
         before = self.group.eval_loss(self.model, self.eval_batches, self.device, self.precision)
@@ -240,24 +232,17 @@ class Trainer:
         st.write_json_atomic(self.run_dir / EVAL_FILE, {"before": loss_record(before, len(self.eval_batches.examples)), "after": None})
         if before is not None:
             self.progress.log({"step": 0, "epoch": 0.0, "eval_loss": before, "elapsed_s": 0.0, "time": time.time()})
-        samples = sample_prompts(self.sample_chats, self.cfg.num_samples)
-        st.write_json_atomic(self.run_dir / SAMPLES_FILE, {"samples": samples, "from_training": not self.eval_chats})
         # The base model's replies are written right after the first step (_base_replies): with the
         # adapter switched off the model is exactly the base model, so they are the same replies,
         # and the loss plot starts seconds sooner (generating them is most of the "before" time on a CPU).
-        self.base_replies_due = bool(samples)
+        self.base_replies_due = write_questions(self.run_dir, self.sample_chats, self.cfg.num_samples,
+                                                from_training=not self.eval_chats)
 
     def _base_replies(self) -> None:
         self.base_replies_due = False
-        data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
-        samples = data.get("samples") or []
-        if not samples:
-            return
         self.session.message("Writing the base model's sample replies")
         with self.model.disable_adapter():
-            for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
-                s["base"] = reply
-        st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples))
+            add_replies(self.run_dir, "base", self._replies)
         self.status.update(message="Training")
 
     def _replies(self, prompts: list[list[dict[str, str]]]) -> list[str]:
@@ -367,17 +352,6 @@ class Trainer:
         save_checkpoint(self.run_dir, step, self.model, self.optimizer, self.scheduler,
                         {"epoch": step * self.cfg.gradient_accumulation / len(self.train_batches)})
 
-    def _use_best_adapter(self) -> str:
-        """Load adapter-best/ into the model when the run kept one (the last step was not the best)."""
-        weights = self.run_dir / ADAPTER_BEST_DIR / WEIGHTS
-        if not weights.is_file():
-            return "adapter"
-        from peft import set_peft_model_state_dict
-        from safetensors.torch import load_file
-
-        set_peft_model_state_dict(self.model, load_file(str(weights), device=str(self.device)))
-        return ADAPTER_BEST_DIR
-
     def _save_adapter(self) -> None:
         if not self.main:
             return
@@ -397,15 +371,11 @@ class Trainer:
             self.progress.log({"step": step, "epoch": round(step * self.cfg.gradient_accumulation / len(self.train_batches), 4),
                                "eval_loss": after, "elapsed_s": round(runtime, 3), "time": time.time()})
             self.best.after_eval(step, after, self.model, self.tokenizer, final=True)
-        data = st.read_json(self.run_dir / SAMPLES_FILE, {}) or {}
-        samples = data.get("samples") or []
-        if samples:
+        if has_questions(self.run_dir):
             self.session.message("Writing the fine-tuned model's sample replies")
             # From the adapter Try it, merge and export use: the best held-out point's when it was kept.
-            used = self._use_best_adapter()
-            for s, reply in zip(samples, self._replies([s["messages"] for s in samples])):
-                s["finetuned"] = reply
-            st.write_json_atomic(self.run_dir / SAMPLES_FILE, dict(data, samples=samples, finetuned_adapter=used))
+            used = load_best_adapter(self.run_dir, self.model, self.device)
+            add_replies(self.run_dir, "finetuned", self._replies, finetuned_adapter=used)
         before = (ev.get("before") or {}).get("loss")
         tail = losses[-max(1, len(losses) // 10):] if losses else []
         metrics = {"train_loss": sum(tail) / len(tail) if tail else None, "eval_loss_before": before,

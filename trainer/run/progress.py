@@ -118,6 +118,15 @@ def read_progress(run_dir: str | Path) -> list[dict[str, Any]]:
         records += more
 
 
+def trim_progress(run_dir: str | Path, step: int) -> None:
+    """Keep the lines up to `step` (a resumed run repeats the steps after its checkpoint)."""
+    keep = [r for r in read_progress(run_dir) if r.get("step", 0) <= step]
+    path = Path(run_dir) / PROGRESS_FILE
+    tmp = path.with_name(PROGRESS_FILE + ".tmp")
+    tmp.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in keep), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def _size(path: Path) -> int:
     try:
         return os.path.getsize(path)
