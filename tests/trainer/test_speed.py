@@ -136,6 +136,43 @@ def test_chunked_head_equals_one_chunk(tiny_model_dir, monkeypatch):
     _assert_same(_loss_and_grads(model, batch, summed_loss), whole)
 
 
+def test_frozen_weights_kept_in_bf16_give_the_same_loss_and_gradients(tiny_model_dir):
+    """Autocast rounds a frozen weight to bf16 before every product; storing it rounded once gives
+    the same numbers. Only the body's frozen linear weights change; the embedding, the head and
+    the LoRA weights stay float32."""
+    import torch
+
+    from trainer.engine import head
+    from trainer.engine.evaluation import autocast, summed_loss
+    from trainer.engine.precision import store_frozen_weights
+
+    model, tok = _model(tiny_model_dir)
+    model = _lora(model)
+    model.eval()
+    batch = Batches(_examples(tok, 6), 6, tok.pad_token_id, 0).collate(list(range(6)), "cpu")
+
+    def bf16_loss(m, b):
+        with autocast("cpu", "bf16"):
+            return summed_loss(m, b)
+
+    before = _loss_and_grads(model, batch, bf16_loss)
+    assert store_frozen_weights(model, "fp32") == 0
+    assert store_frozen_weights(model, "bf16") > 0
+    after = _loss_and_grads(model, batch, bf16_loss)
+    assert after[0] == before[0]
+    assert all(torch.equal(after[1][n], before[1][n]) for n in before[1])
+    dtypes = {n: p.dtype for n, p in model.named_parameters()}
+    assert all(d == torch.float32 for n, d in dtypes.items() if "lora_" in n or "embed" in n or "norm" in n)
+    assert any(d == torch.bfloat16 for n, d in dtypes.items() if n.endswith("base_layer.weight"))
+    # the head's bf16 copy is made once and reused while the weight is unchanged
+    weight = model.get_base_model().get_output_embeddings().weight
+    first = head.cast_weight(weight, torch.bfloat16)
+    assert head.cast_weight(weight, torch.bfloat16) is first
+    with torch.no_grad():
+        weight.mul_(1.0)  # changed in place: a new copy
+    assert head.cast_weight(weight, torch.bfloat16) is not first
+
+
 def test_fast_head_falls_back_when_it_disagrees(tiny_model_dir, monkeypatch):
     import torch
 

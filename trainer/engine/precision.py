@@ -74,3 +74,33 @@ def model_measure(model: Any, batch: dict[str, Any], device: str, loss_fn: Calla
                 p.grad = None
 
     return measure
+
+
+def store_frozen_weights(model: Any, precision: str) -> int:
+    """Keep the frozen weights of the body's linear layers in the autocast dtype.
+
+    Autocast casts a frozen weight again at every forward pass (it caches only
+    weights that train), which on a CPU is a copy of the whole body per pass.
+    The matrix products see the same numbers either way: autocast would round
+    the weight to this dtype before each product. The embedding and the output
+    head keep theirs (the residual stream starts in float32). Call only once
+    the precision is settled: every pass after it must run under autocast.
+    Returns how many tensors were converted."""
+    import torch
+
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+    if dtype is None:
+        return 0
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    keep = {id(p) for m in (base.get_input_embeddings(), base.get_output_embeddings()) if m is not None
+            for p in m.parameters()}
+    converted = 0
+    for module in base.modules():
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        for param in (module.weight, module.bias):
+            if param is None or param.requires_grad or id(param) in keep or param.dtype == dtype:
+                continue
+            param.data = param.data.to(dtype)
+            converted += 1
+    return converted
