@@ -164,6 +164,7 @@ def test_frozen_weights_kept_in_bf16_give_the_same_loss_and_gradients(tiny_model
     dtypes = {n: p.dtype for n, p in model.named_parameters()}
     assert all(d == torch.float32 for n, d in dtypes.items() if "lora_" in n or "embed" in n or "norm" in n)
     assert any(d == torch.bfloat16 for n, d in dtypes.items() if n.endswith("base_layer.weight"))
+    assert all(not m.cast_input_dtype_enabled for m in model.modules() if hasattr(m, "lora_A"))
     # the head's bf16 copy is made once and reused while the weight is unchanged
     weight = model.get_base_model().get_output_embeddings().weight
     first = head.cast_weight(weight, torch.bfloat16)

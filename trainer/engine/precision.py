@@ -85,6 +85,10 @@ def store_frozen_weights(model: Any, precision: str) -> int:
     the weight to this dtype before each product. The embedding and the output
     head keep theirs (the residual stream starts in float32). Call only once
     the precision is settled: every pass after it must run under autocast.
+
+    It also stops peft's LoRA layers casting their input to the LoRA weights'
+    float32 first (autocast casts it straight back to this dtype for the
+    product: two copies of the activations per layer and pass, same numbers).
     Returns how many tensors were converted."""
     import torch
 
@@ -96,6 +100,8 @@ def store_frozen_weights(model: Any, precision: str) -> int:
             for p in m.parameters()}
     converted = 0
     for module in base.modules():
+        if hasattr(module, "lora_A"):
+            module.cast_input_dtype_enabled = False
         if not isinstance(module, torch.nn.Linear):
             continue
         for param in (module.weight, module.bias):
