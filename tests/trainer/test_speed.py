@@ -156,8 +156,8 @@ def test_frozen_weights_kept_in_bf16_give_the_same_loss_and_gradients(tiny_model
             return summed_loss(m, b)
 
     before = _loss_and_grads(model, batch, bf16_loss)
-    assert store_frozen_weights(model, "fp32") == 0
-    assert store_frozen_weights(model, "bf16") > 0
+    assert store_frozen_weights(model, "fp32") == []
+    assert store_frozen_weights(model, "bf16")
     after = _loss_and_grads(model, batch, bf16_loss)
     assert after[0] == before[0]
     assert all(torch.equal(after[1][n], before[1][n]) for n in before[1])
@@ -172,6 +172,43 @@ def test_frozen_weights_kept_in_bf16_give_the_same_loss_and_gradients(tiny_model
     with torch.no_grad():
         weight.mul_(1.0)  # changed in place: a new copy
     assert head.cast_weight(weight, torch.bfloat16) is not first
+
+
+def test_frozen_weights_stay_float32_for_a_model_that_runs_a_layer_outside_autocast(tiny_model_dir):
+    """A model that runs one layer in float32 on purpose (autocast switched off around it)
+    would fail at its first step with bf16 weights: the check pass finds it and puts the
+    float32 weights back, and training in bf16 still works."""
+    import torch
+
+    from trainer.engine.evaluation import autocast, summed_loss
+    from trainer.engine.speedup import keep_frozen_weights_low
+
+    model, tok = _model(tiny_model_dir)
+    model = _lora(model)
+    examples = _examples(tok, 4)
+    batches = Batches(examples, 4, tok.pad_token_id, 0)
+    assert keep_frozen_weights_low(model, batches, "cpu", "fp32") is False  # nothing to do in float32
+
+    plain, _ = _model(tiny_model_dir)
+    plain = _lora(plain)
+    assert keep_frozen_weights_low(plain, Batches(examples, 4, tok.pad_token_id, 0), "cpu", "bf16") is True
+    assert any(p.dtype == torch.bfloat16 for n, p in plain.named_parameters() if n.endswith("base_layer.weight"))
+
+    mlp = model.get_base_model().model.layers[0].mlp.down_proj.base_layer
+
+    def float32_on_purpose(x, layer=mlp):
+        with torch.autocast("cpu", enabled=False):
+            return torch.nn.functional.linear(x.float(), layer.weight, layer.bias)
+
+    mlp.forward = float32_on_purpose
+    assert keep_frozen_weights_low(model, batches, "cpu", "bf16") is False
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert all(m.cast_input_dtype_enabled for m in model.modules() if hasattr(m, "lora_A"))
+    batch = batches.collate(list(range(4)), "cpu")
+    with autocast("cpu", "bf16"):
+        loss = summed_loss(model, batch)
+    loss.backward()
+    assert torch.isfinite(loss)
 
 
 def test_fast_head_falls_back_when_it_disagrees(tiny_model_dir, monkeypatch):

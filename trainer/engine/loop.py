@@ -19,7 +19,6 @@ from trainer.engine.checkpoint import (latest_checkpoint, load_checkpoint, old_f
                                        save_checkpoint, set_aside_previous)
 from trainer.run.config import PRECISIONS, TrainConfig, default_eval_every, effective_epochs
 from trainer.engine.encode import read_chats
-from trainer.engine.precision import store_frozen_weights
 from trainer.engine.prepare import keep_what_was_there, prepare
 from trainer.engine.evaluation import autocast, generate_replies, loss_record, per_example_scale, summed_loss
 from trainer.engine.samples import add_replies, has_questions, load_best_adapter, write_questions
@@ -174,14 +173,14 @@ class Trainer:
                           target_modules=target_modules_for(base, cfg.target_modules), task_type="CAUSAL_LM")
         with peft_quietly():
             self.model = get_peft_model(base, lora)
-        from trainer.engine.speedup import prepare_speed
+        from trainer.engine.speedup import keep_frozen_weights_low, prepare_speed
 
         # Packing, gathered logits and the precision, each proven on this model and device.
         self.train_batches, self.eval_batches, self.precision = prepare_speed(
             self.model, cfg, train_examples, eval_examples, self.tokenizer.pad_token_id, self.device, self.precision,
             self.session)
         self.precision = self.group.agree_choice(self.precision, PRECISIONS)  # several processes: process 0's choice
-        store_frozen_weights(self.model, self.precision)  # autocast would cast them at every pass
+        keep_frozen_weights_low(self.model, self.train_batches, self.device, self.precision)  # autocast recasts them
         trainable, total = self.model.get_nb_trainable_parameters()
         self.steps_per_epoch = max(1, math.ceil(len(self.train_batches) / cfg.gradient_accumulation))
         self.epochs = effective_epochs(cfg, len(train_examples))

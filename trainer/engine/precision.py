@@ -76,7 +76,7 @@ def model_measure(model: Any, batch: dict[str, Any], device: str, loss_fn: Calla
     return measure
 
 
-def store_frozen_weights(model: Any, precision: str) -> int:
+def store_frozen_weights(model: Any, precision: str) -> list[Any]:
     """Keep the frozen weights of the body's linear layers in the autocast dtype.
 
     Autocast casts a frozen weight again at every forward pass (it caches only
@@ -89,16 +89,16 @@ def store_frozen_weights(model: Any, precision: str) -> int:
     It also stops peft's LoRA layers casting their input to the LoRA weights'
     float32 first (autocast casts it straight back to this dtype for the
     product: two copies of the activations per layer and pass, same numbers).
-    Returns how many tensors were converted."""
+    Returns the converted parameters (for restore_frozen_weights)."""
     import torch
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
     if dtype is None:
-        return 0
+        return []
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     keep = {id(p) for m in (base.get_input_embeddings(), base.get_output_embeddings()) if m is not None
             for p in m.parameters()}
-    converted = 0
+    converted = []
     for module in base.modules():
         if hasattr(module, "lora_A"):
             module.cast_input_dtype_enabled = False
@@ -108,5 +108,17 @@ def store_frozen_weights(model: Any, precision: str) -> int:
             if param is None or param.requires_grad or id(param) in keep or param.dtype == dtype:
                 continue
             param.data = param.data.to(dtype)
-            converted += 1
+            converted.append(param)
     return converted
+
+
+def restore_frozen_weights(model: Any, converted: list[Any]) -> None:
+    """Undo store_frozen_weights: float32 weights (holding the rounded numbers, which is
+    what autocast computes with anyway) and LoRA layers that cast their input."""
+    import torch
+
+    for param in converted:
+        param.data = param.data.to(torch.float32)
+    for module in model.modules():
+        if hasattr(module, "lora_A"):
+            module.cast_input_dtype_enabled = True

@@ -49,3 +49,28 @@ def prepare_speed(model: Any, cfg: Any, train_examples: list, eval_examples: lis
         session.status.update(precision=chosen, precision_note=why)
         session.message(why)
     return train, held_out, chosen
+
+
+def keep_frozen_weights_low(model: Any, batches: Any, device: str, precision: str) -> bool:
+    """Store the frozen body weights in the training precision (precision.store_frozen_weights),
+    proven by one pass on a real batch: a model that runs a layer outside autocast (in float32
+    on purpose) would fail at its first step, so it keeps its float32 weights instead."""
+    from trainer.engine.evaluation import summed_loss
+    from trainer.engine.precision import model_measure, restore_frozen_weights, store_frozen_weights
+
+    converted = store_frozen_weights(model, precision)
+    if not converted:
+        return False
+    was_training = model.training
+    model.eval()
+    try:
+        model_measure(model, probe_batch(batches, device), device, summed_loss)(precision)
+    except Exception as exc:  # noqa: BLE001 - any failure means: keep this model's weights as they were
+        restore_frozen_weights(model, converted)
+        log.info("Frozen weights kept in float32: this model did not run with them in %s (%s: %s)",
+                 precision, type(exc).__name__, exc)
+        return False
+    finally:
+        model.train(was_training)
+    log.info("Frozen weights of the body kept in %s (%d tensors)", precision, len(converted))
+    return True
