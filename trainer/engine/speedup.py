@@ -58,9 +58,9 @@ def keep_frozen_weights_low(model: Any, batches: Any, device: str, precision: st
     from trainer.engine.evaluation import summed_loss
     from trainer.engine.precision import model_measure, restore_frozen_weights, store_frozen_weights
 
-    converted = store_frozen_weights(model, precision)
-    if not converted:
+    if precision == "fp32":
         return False
+    converted = store_frozen_weights(model, precision)  # may be none (a model loaded in bf16): still check
     was_training = model.training
     model.eval()
     try:
