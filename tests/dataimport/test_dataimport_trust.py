@@ -354,3 +354,18 @@ def test_a_title_merged_across_the_columns_is_a_title_too(tmp_path):
     r = inspect_file(path)
     assert r.columns == ["Question", "Answer", "Notes"] and r.header_row == 2 and r.ok
     assert [p.kind for p in r.problems] == ["title_row"]
+
+
+def test_utf8_with_a_stray_byte_keeps_every_other_accent(tmp_path):
+    """One word pasted from a Windows-1252 file into a UTF-8 file used to make the whole file
+    read as Windows-1252, garbling every accent in every row ("cafÃ©"). Now the file reads as
+    UTF-8 (said to be a guess) and only the stray byte is read as Windows-1252."""
+    rows = [{"messages": [{"role": "user", "content": f"Où est le café numéro {i}?"},
+                          {"role": "assistant", "content": f"À gauche, après le pont {i}. Grüße – 2 €"}]}
+            for i in range(30)]
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    data = data.replace("numéro 1?".encode(), b"num\xe9ro 1?", 1)  # the stray byte, in the second row
+    r = inspect_file(write(tmp_path, "chats.jsonl", data), preview_rows=3)
+    assert (r.encoding, r.encoding_guessed) == ("utf-8", True)
+    assert r.preview == [[U(f"Où est le café numéro {i}?"), A(f"À gauche, après le pont {i}. Grüße – 2 €")]
+                         for i in range(3)]

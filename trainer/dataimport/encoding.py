@@ -82,7 +82,20 @@ def sniff(head: bytes) -> tuple[str, bool]:
         return by_zeros, False
     if _cut_utf8(head):
         return "utf-8", False
+    if _mostly_utf8(head):
+        return "utf-8", True
     return _detect(head), True
+
+
+def _mostly_utf8(head: bytes) -> bool:
+    """UTF-8 but for a few stray bytes (a word pasted from an older file): many characters
+    that only UTF-8 writes this way, few bytes that fit no character. Read as UTF-8, with
+    the stray bytes read as Windows-1252, rather than garbling every accent in the file."""
+    # not final: a character cut in two by the sample's end is left out, not counted as stray
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(head, final=False)
+    stray = text.count("\ufffd")
+    multibyte = sum(1 for ch in text if ch > "\x7f") - stray
+    return 0 < stray and multibyte >= max(4, 4 * stray)
 
 
 def _latin(name: str) -> bool:
