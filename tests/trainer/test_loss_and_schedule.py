@@ -39,12 +39,14 @@ def test_per_example_loss_is_the_mean_of_each_examples_mean(tiny_model_dir):
     loss and gradients, and the loss is the mean of the examples' own mean losses."""
     import torch
 
+    from trainer.engine.attention import use_packed_attention
     from trainer.engine.evaluation import per_example_scale, summed_loss
     from trainer.engine.head import full_loss_sum
 
     model, tok = _model(tiny_model_dir)
     model = _lora(model)
     model.eval()  # no dropout
+    assert use_packed_attention(model)  # as the engine runs packed rows
     examples = _examples(tok, 6)
     assert len({_trained(e) for e in examples}) > 1   # lengths differ, so the two averages differ
     indices = list(range(len(examples)))

@@ -12,7 +12,7 @@ import pytest
 from dfhelpers import example_chats
 from trainer.engine.encode import IGNORE, encode_chat
 from trainer.engine.batching import Batches
-from trainer.engine.packing import PackedBatches, deal
+from trainer.engine.packing import PackedBatches, deal, shared_prefix
 
 
 def _examples(tokenizer, n: int = 12, max_length: int = 256):
@@ -258,6 +258,108 @@ def test_packed_collate_restarts_positions_and_shifts_inside_examples():
     assert batch["position_ids"].tolist() == [[0, 1, 2, 0, 1]]
     assert batch["targets"].tolist() == [[12, 13, IGNORE, 22, IGNORE]]
     assert batch["segments"] == [3, 2] and batch["attention_mask"] is None
+
+
+def test_packed_collate_holds_a_shared_untrained_beginning_once():
+    from trainer.engine.encode import Example
+
+    examples = [Example([1, 2, 3, 14, 15], [IGNORE, IGNORE, IGNORE, IGNORE, 15]),
+                Example([1, 2, 3, 24, 25], [IGNORE, IGNORE, IGNORE, IGNORE, 25])]
+    assert PackedBatches(examples, 2, 0, 0).collate([0, 1], "cpu")["prefix"] == 0  # unless asked for
+    batch = PackedBatches(examples, 2, 0, 0, share_beginning=True).collate([0, 1], "cpu")
+    assert batch["prefix"] == 3 and batch["segments"] == [2, 2]
+    assert batch["input_ids"].tolist() == [[1, 2, 3, 14, 15, 24, 25]]
+    assert batch["position_ids"].tolist() == [[0, 1, 2, 3, 4, 3, 4]]
+    # the shared tokens are scored on nothing; each example's trained tokens are scored in its own segment
+    assert batch["targets"].tolist() == [[IGNORE, IGNORE, IGNORE, 15, IGNORE, 25, IGNORE]]
+    assert batch["tokens"] == 10  # the examples' own tokens
+
+
+def test_shared_prefix_stops_before_a_trained_token_a_difference_or_a_whole_example():
+    from trainer.engine.encode import Example
+
+    def ex(ids, trained_from):
+        return Example(ids, [IGNORE] * trained_from + ids[trained_from:])
+
+    assert shared_prefix([ex([1, 2, 3, 4, 5], 4)]) == 0                      # one example: nothing to share
+    assert shared_prefix([ex([1, 2, 3, 4, 5], 4), ex([1, 2, 3, 4, 6], 4)]) == 3  # token 3 is scored on a trained 4/5
+    assert shared_prefix([ex([1, 2, 3, 4, 5], 2), ex([1, 2, 3, 4, 6], 4)]) == 1  # the first example trains from 2
+    assert shared_prefix([ex([1, 2, 9, 4, 5], 4), ex([1, 2, 3, 4, 6], 4)]) == 2  # differs at 2
+    assert shared_prefix([ex([1, 2, 3], 3), ex([1, 2, 3, 4, 6], 4)]) == 2    # every example keeps a token
+    assert shared_prefix([ex([7, 2, 3], 2), ex([1, 2, 3], 2)]) == 0
+
+
+def _same_system_examples(tokenizer, n):
+    """Chats without a system turn: SmolLM2's template gives each the same system prompt."""
+    chats = [[m for m in c["messages"] if m["role"] != "system"] for c in example_chats(n)]
+    return [encode_chat(tokenizer, chat, 256)[0] for chat in chats]
+
+
+@pytest.mark.parametrize("average", ["token", "example"])
+def test_a_shared_beginning_gives_the_loss_and_gradients_of_whole_examples(tiny_model_dir, average):
+    _compare_shared_beginning(tiny_model_dir, average)
+
+
+@pytest.mark.slow
+def test_a_shared_beginning_gives_the_loss_and_gradients_of_whole_examples_smollm2(smollm2_dir):
+    _compare_shared_beginning(smollm2_dir, "example")
+
+
+def _compare_shared_beginning(folder, average):
+    """Held once at the front of the row, the template's shared beginning gives the same loss and
+    gradients as each example with its own copy (packed) and as the padded batch."""
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import per_example_scale, summed_loss
+    from trainer.engine.head import full_loss_sum
+
+    model, tok = _model(folder)
+    model = _lora(model)
+    model.eval()
+    assert use_packed_attention(model)
+    examples = _same_system_examples(tok, 6)
+    rows = list(range(6))
+    from trainer.engine.batching import make_batches
+
+    shared = make_batches(examples, 6, tok.pad_token_id, 0, packed=True).collate(rows, "cpu")  # as the engine does
+    assert shared["prefix"] > 20  # the whole system turn and the start of the user's
+
+    def weighted(fn):
+        def run(m, batch):
+            if average == "example":
+                batch = dict(batch, token_scale=per_example_scale(batch))
+            return fn(m, batch)
+        return run
+
+    with_prefix = _loss_and_grads(model, shared, weighted(summed_loss))
+    own_copies = PackedBatches(examples, 6, tok.pad_token_id, 0).collate(rows, "cpu")
+    assert own_copies["prefix"] == 0 and own_copies["input_ids"].shape[1] > shared["input_ids"].shape[1]
+    _assert_same(with_prefix, _loss_and_grads(model, own_copies, weighted(summed_loss)))
+    padded = Batches(examples, 6, tok.pad_token_id, 0).collate(rows, "cpu")
+    _assert_same(with_prefix, _loss_and_grads(model, padded, weighted(full_loss_sum)))
+
+
+def test_short_attention_after_a_shared_beginning_equals_masked_attention():
+    """The bfloat16 short path with keys before the queries (a shared beginning) is causal attention
+    aligned to the last key, and its gradients reach those keys."""
+    import torch
+
+    from trainer.engine.attention import _short_attention
+
+    torch.manual_seed(1)
+    q, g = torch.randn(1, 3, 20, 16, dtype=torch.float64), torch.randn(1, 3, 20, 16, dtype=torch.float64)
+    k, v = (torch.randn(1, 3, 29, 16, dtype=torch.float64) for _ in range(2))
+    mask = torch.ones(20, 29, dtype=torch.bool).tril_(9)
+
+    def run(fn):
+        leaves = [x.detach().clone().requires_grad_() for x in (q, k, v)]
+        out = fn(*leaves)
+        out.backward(g)
+        return [out.detach()] + [x.grad for x in leaves]
+
+    masked = run(lambda a, b, c: torch.nn.functional.scaled_dot_product_attention(a, b, c, attn_mask=mask))
+    short = run(lambda a, b, c: _short_attention().apply(a, b, c, 16 ** -0.5))
+    for a, b in zip(masked, short):
+        assert torch.allclose(a, b, atol=1e-10)
 
 
 # ----- precision -----------------------------------------------------------

@@ -15,6 +15,14 @@ backward), so segments up to SHORT tokens take that path (`_ShortAttention`,
 which keeps the softmax in bfloat16 for the backward pass: two bytes per pair
 of tokens). Longer segments and every GPU keep the fused kernel.
 
+Examples that begin with the same untrained tokens (the chat template's
+system prompt, which every example of a file shares) can hold that beginning
+once, at the front of the row (`segments(lengths, prefix=P)`): each example's
+queries then attend to the shared beginning and to their own tokens before
+them, which is what they saw when the beginning was theirs, so the loss is the
+same and the beginning's forward and backward run once instead of once per
+example (trainer.engine.packing decides when).
+
 It is registered in transformers' attention-function registry under NAME
 (`AttentionInterface.register`) and chosen with `use_packed_attention(model)`.
 A mask function is registered under the same name so that the model builds no
@@ -27,19 +35,28 @@ import contextvars
 from typing import Any, Iterator
 
 NAME = "dragonfarm_packed"
-_SEGMENTS: contextvars.ContextVar[tuple[int, ...] | None] = contextvars.ContextVar("df_segments", default=None)
+_SEGMENTS: contextvars.ContextVar[tuple[int, tuple[int, ...]] | None] = contextvars.ContextVar("df_segments",
+                                                                                          default=None)
 _registered = False
 SHORT = 512
 
 
 @contextlib.contextmanager
-def segments(lengths: list[int] | tuple[int, ...]) -> Iterator[None]:
-    """Within this block, a forward pass on a one-row batch treats the row as these examples."""
-    token = _SEGMENTS.set(tuple(int(n) for n in lengths))
+def segments(lengths: list[int] | tuple[int, ...], prefix: int = 0) -> Iterator[None]:
+    """Within this block, a forward pass on a one-row batch treats the row as these examples,
+    after `prefix` tokens that every one of them begins with."""
+    token = _SEGMENTS.set((int(prefix), tuple(int(n) for n in lengths)))
     try:
         yield
     finally:
         _SEGMENTS.reset(token)
+
+
+def packed_row(batch: dict[str, Any]) -> Any:
+    """The `segments(...)` block for a batch from trainer.engine.packing; no block for a padded one."""
+    if not batch.get("segments"):
+        return contextlib.nullcontext()
+    return segments(batch["segments"], batch.get("prefix", 0))
 
 
 def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, dropout: float = 0.0,
@@ -47,8 +64,10 @@ def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: An
     import torch
     from transformers.integrations.sdpa_attention import repeat_kv, sdpa_attention_forward
 
-    lengths = _SEGMENTS.get()
-    if lengths is None or query.shape[0] != 1 or query.shape[2] != key.shape[2] or query.shape[2] != sum(lengths):
+    layout = _SEGMENTS.get()
+    prefix, lengths = layout if layout is not None else (0, ())
+    if (layout is None or query.shape[0] != 1 or query.shape[2] != key.shape[2]
+            or query.shape[2] != prefix + sum(lengths)):
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       **kwargs)
     groups = getattr(module, "num_key_value_groups", 1)
@@ -58,16 +77,28 @@ def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: An
     short = cpu and not dropout and (query.dtype == torch.bfloat16 or (
         torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16))
     scale = scaling if scaling is not None else query.shape[-1] ** -0.5
-    outputs, start = [], 0
+
+    def attend(q: Any, k: Any, v: Any) -> Any:
+        """q: the segment's n queries; k, v: the `before` shared keys, then the segment's own n."""
+        n, before = q.shape[2], k.shape[2] - q.shape[2]
+        if short and 1 < n + before <= SHORT:
+            bf16 = torch.bfloat16
+            return _short_attention().apply(q.to(bf16), k.to(bf16), v.to(bf16), scale)
+        if before:  # causal, aligned to the last key: query i sees the shared keys and its own keys up to i
+            mask = torch.ones(n, n + before, dtype=torch.bool, device=q.device).tril_(before)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
+                                                                    scale=scaling)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=dropout, scale=scaling,
+                                                                is_causal=n > 1)
+
+    outputs = [attend(query[:, :, :prefix], key[:, :, :prefix], value[:, :, :prefix])] if prefix else []
+    start = prefix
     for n in lengths:
         end = start + n
-        q, k, v = query[:, :, start:end], key[:, :, start:end], value[:, :, start:end]
-        if short and 1 < n <= SHORT:
-            bf16 = torch.bfloat16
-            outputs.append(_short_attention().apply(q.to(bf16), k.to(bf16), v.to(bf16), scale))
-        else:
-            outputs.append(torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, dropout_p=dropout, scale=scaling, is_causal=n > 1))
+        k, v = key[:, :, start:end], value[:, :, start:end]
+        if prefix:
+            k, v = torch.cat([key[:, :, :prefix], k], dim=2), torch.cat([value[:, :, :prefix], v], dim=2)
+        outputs.append(attend(query[:, :, start:end], k, v))
         start = end
     out = outputs[0] if len(outputs) == 1 else torch.cat(outputs, dim=2)
     return out.transpose(1, 2).contiguous(), None
@@ -78,7 +109,8 @@ _SHORT: Any = None
 
 def _short_attention() -> Any:
     """Causal attention of one short segment as scores, float32 softmax, weighted sum; the
-    softmax is kept in the inputs' dtype for the backward pass."""
+    softmax is kept in the inputs' dtype for the backward pass. Keys beyond the queries'
+    count come first (a shared beginning): every query sees them."""
     global _SHORT
     if _SHORT is not None:
         return _SHORT
@@ -88,10 +120,11 @@ def _short_attention() -> Any:
         @staticmethod
         @torch.autocast("cpu", enabled=False)
         def forward(ctx: Any, q: Any, k: Any, v: Any, scale: float) -> Any:
-            n = q.shape[-2]
+            n, keys = q.shape[-2], k.shape[-2]
             work = torch.promote_types(q.dtype, torch.float32)  # at least float32 for the softmax
             scores = torch.matmul(q, k.transpose(-1, -2)).to(work).mul_(scale)
-            scores.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=q.device).triu_(1), float("-inf"))
+            hidden = torch.ones(n, keys, dtype=torch.bool, device=q.device).triu_(keys - n + 1)
+            scores.masked_fill_(hidden, float("-inf"))
             p = torch.softmax(scores, dim=-1).to(q.dtype)
             ctx.save_for_backward(q, k, v, p)
             ctx.scale = scale

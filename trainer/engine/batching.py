@@ -75,5 +75,5 @@ def make_batches(examples: list[Example], batch_size: int, pad_id: int, seed: in
     if packed:
         from trainer.engine.packing import PackedBatches
 
-        return PackedBatches(examples, batch_size, pad_id, seed)
+        return PackedBatches(examples, batch_size, pad_id, seed, share_beginning=True)  # packed: our attention
     return Batches(examples, batch_size, pad_id, seed)

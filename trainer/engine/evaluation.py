@@ -27,10 +27,10 @@ def summed_loss(model: Any, batch: dict[str, Any]) -> Any:
     Logits only where there is loss (trainer.engine.head), the model's full
     path where that does not apply; a packed row runs with per-example attention.
     """
-    from trainer.engine.attention import segments
+    from trainer.engine.attention import packed_row
     from trainer.engine.head import fast_loss_sum, full_loss_sum
 
-    with segments(batch["segments"]) if batch.get("segments") else contextlib.nullcontext():
+    with packed_row(batch):
         loss = fast_loss_sum(model, batch)
         return full_loss_sum(model, batch) if loss is None else loss
 
@@ -46,7 +46,8 @@ def per_example_scale(batch: dict[str, Any]) -> Any:
     targets = batch["targets"]
     trained = targets != IGNORE
     segments = batch.get("segments")
-    if segments:
+    if segments:  # the shared beginning of a packed row (no trained tokens) counts as one more example
+        segments = ([batch["prefix"]] if batch.get("prefix") else []) + list(segments)
         lengths = torch.tensor(segments, device=targets.device)
         example = torch.repeat_interleave(torch.arange(len(segments), device=targets.device), lengths)
         example = example.reshape(targets.shape)
@@ -59,11 +60,11 @@ def per_example_scale(batch: dict[str, Any]) -> Any:
 
 def check_fast_loss(model: Any, batch: dict[str, Any]) -> bool:
     """Once, before training: does the gathered-logits loss equal the model's own? (else use the full path)"""
-    from trainer.engine.attention import segments
+    from trainer.engine.attention import packed_row
     from trainer.engine.head import verify
 
     def run(fn: Any) -> Any:
-        with segments(batch["segments"]) if batch.get("segments") else contextlib.nullcontext():
+        with packed_row(batch):
             return fn(model, batch)
 
     return verify(model, batch, run)
