@@ -93,3 +93,26 @@ def test_presets_on_a_small_file_match_docs_presets_md():
     assert effective_epochs(by_key["thorough"], 500) > effective_epochs(by_key["balanced"], 500)
     for cfg in by_key.values():
         assert (cfg.loss_average, cfg.lr_scheduler, cfg.lora_dropout) == ("example", "constant", 0.0)
+
+
+def test_seeds_run_each_task_once_per_seed_and_add_a_total(monkeypatch, capsys, tmp_path):
+    """`--seeds` trains each task and preset once per seed (the seed as a setting) and prints the total."""
+    import learning
+
+    import dfhelpers
+
+    seen = []
+
+    def fake_run_one(task, preset, overrides, *_args):
+        seen.append((task.name, preset, overrides))
+        passed = {42: 3, 1: 4}[overrides["seed"]]
+        return {"task": task.name, "preset": preset, "score": f"{passed}/4", "passed": passed, "total": 4,
+                "penalties": {}, "loss_before": 3.7, "loss_after": 2.5 if passed == 3 else 2.7, "steps": 75,
+                "train_seconds": 1.0, "replies": []}
+
+    monkeypatch.setattr(learning, "run_one", fake_run_one)
+    monkeypatch.setattr(dfhelpers, "smollm2_folder", lambda: tmp_path)
+    assert learning.main(["--task", "facts", "--preset", "balanced", "--seeds", "42,1", "--set", "lora_r=8"]) == 0
+    assert seen == [("facts", "balanced", {"lora_r": 8, "seed": 42}), ("facts", "balanced", {"lora_r": 8, "seed": 1})]
+    out = capsys.readouterr().out
+    assert "7/8  mean loss after 2.600  over 2 seeds" in out
