@@ -85,6 +85,50 @@ def test_packed_gathered_loss_equals_padded_full_loss_smollm2(smollm2_dir):
     _compare_packed_to_padded(smollm2_dir, n=8)
 
 
+def _tiny_gemma3(folder, tmp_path, window):
+    """A 2-layer Gemma 3 (a sliding-window layer, then a full one) with random weights."""
+    import torch
+    from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    config = Gemma3TextConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, head_dim=16, sliding_window=window,
+                              layer_types=["sliding_attention", "full_attention"], max_position_embeddings=512,
+                              pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                              eos_token_id=tok.eos_token_id)
+    torch.manual_seed(0)
+    out = tmp_path / f"gemma3-{window}"
+    Gemma3ForCausalLM(config).save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    return out
+
+
+def test_sliding_window_model_packs_when_every_example_fits_the_window(tiny_model_dir, tmp_path):
+    """Gemma 3 runs sliding-window attention: packed only when no example is longer than the window,
+    and then with the loss and gradients of its own padded path."""
+    from trainer.engine.attention import use_packed_attention
+    from trainer.engine.evaluation import summed_loss
+    from trainer.engine.head import full_loss_sum
+
+    model, tok = _model(_tiny_gemma3(tiny_model_dir, tmp_path, window=256))
+    model = _lora(model)
+    model.eval()
+    examples = _same_system_examples(tok, 6)
+    longest = max(len(e.input_ids) for e in examples)
+    assert longest > 32
+    assert not use_packed_attention(model)              # lengths unknown
+    assert not use_packed_attention(model, 257)         # an example longer than the window
+    assert use_packed_attention(model, longest)
+    rows = list(range(6))
+    packed = PackedBatches(examples, 6, tok.pad_token_id, 0, share_beginning=True).collate(rows, "cpu")
+    assert packed["prefix"] > 0
+    padded = Batches(examples, 6, tok.pad_token_id, 0).collate(rows, "cpu")
+    _assert_same(_loss_and_grads(model, packed, summed_loss), _loss_and_grads(model, padded, full_loss_sum))
+
+    small, tok = _model(_tiny_gemma3(tiny_model_dir, tmp_path, window=32))
+    assert not use_packed_attention(small, longest)  # the window would cut into the examples: padded batches
+
+
 def test_attention_stays_inside_each_example(tiny_model_dir):
     """Changing the second example of a row leaves the first example's loss untouched."""
     import torch

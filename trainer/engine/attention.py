@@ -70,6 +70,9 @@ def _attention(module: Any, query: Any, key: Any, value: Any, attention_mask: An
             or query.shape[2] != prefix + sum(lengths)):
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       **kwargs)
+    window = kwargs.get("sliding_window") or getattr(module, "sliding_window", None)
+    if window and prefix + max(lengths, default=0) > window:  # use_packed_attention checked the examples' lengths
+        raise ValueError(f"A packed example is longer than this layer's sliding window ({window} tokens)")
     groups = getattr(module, "num_key_value_groups", 1)
     if groups > 1:  # repeat once for the row, not once per segment
         key, value = repeat_kv(key, groups), repeat_kv(value, groups)
@@ -166,20 +169,28 @@ def register() -> None:
     _registered = True
 
 
-def use_packed_attention(model: Any) -> bool:
+def use_packed_attention(model: Any, longest: int | None = None) -> bool:
     """Switch a model (or peft wrapper) to per-sequence attention; False when it cannot.
 
     Only models that run "sdpa" today are switched: their attention is plain
     causal softmax attention, which is what the per-segment path computes.
-    Sliding-window and soft-capped attention stay unpacked.
+    Soft-capped attention stays unpacked. Sliding-window attention (Gemma 3
+    runs it in most layers) is packed only when no example is longer than the
+    window (`longest`, in tokens): then every query sees all the keys before it
+    either way, and the per-example path is exact.
     """
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     config = getattr(base, "config", None)
     if config is None or getattr(config, "_attn_implementation", None) not in ("sdpa", NAME):
         return False
-    if getattr(config, "sliding_window", None) or getattr(config, "attn_logit_softcapping", None):
+    if getattr(config, "attn_logit_softcapping", None):
         return False
-    if getattr(config, "layer_types", None) and any(t != "full_attention" for t in config.layer_types):
+    window = getattr(config, "sliding_window", None)
+    kinds = set(getattr(config, "layer_types", None) or ())
+    if window or "sliding_attention" in kinds:
+        if not window or longest is None or longest > window:
+            return False
+    if kinds - {"full_attention", "sliding_attention"}:
         return False
     register()
     try:

@@ -30,7 +30,8 @@ def prepare_speed(model: Any, cfg: Any, train_examples: list, eval_examples: lis
     from trainer.engine.evaluation import check_fast_loss, summed_loss
     from trainer.engine.precision import model_measure, settle
 
-    packed = bool(cfg.packing) and use_packed_attention(model)
+    longest = max((len(e.input_ids) for e in train_examples + eval_examples), default=0)
+    packed = bool(cfg.packing) and use_packed_attention(model, longest)
     if cfg.packing and not packed:
         log.info("This model's attention cannot run per example; training without packing")
     train = make_batches(train_examples, cfg.batch_size, pad_id, cfg.seed, packed)
