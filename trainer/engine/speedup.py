@@ -39,7 +39,14 @@ def prepare_speed(model: Any, cfg: Any, train_examples: list, eval_examples: lis
     session.message("Checking the fastest way to train on this device")
     batch = probe_batch(train, device)
     fast = check_fast_loss(model, batch)
-    log.info("Batches: %s; logits %s", f"packed, about {train.token_budget} tokens a row" if packed else "padded",
+    rows = "padded"
+    if packed:
+        from trainer.engine.packing import shared_prefix
+
+        shared = shared_prefix(train_examples)
+        rows = f"packed, about {train.token_budget} tokens a row" + (
+            f", the first {shared} tokens (the same in every example) held once a row" if shared else "")
+    log.info("Batches: %s; logits %s", rows,
              "only at trained positions" if fast else "at every position (this model's head is not plain)")
     was_training = model.training
     model.eval()  # no dropout: both passes must see the same network
