@@ -43,6 +43,11 @@ def settings_line(settings: dict[str, Any]) -> str:
     return (preset_by_key(preset).title if preset else "Custom") + ": " + ", ".join(words)
 
 
+def questions_from_text(text: str) -> list[str]:
+    """Your own test questions as typed in the wizard: one per line, blank lines dropped."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def example_datasets() -> list[Path]:
     folder = resource("examples")
     if not folder.is_dir():
@@ -72,10 +77,14 @@ class Choices:
     name: str = ""
     seed: int = DEFAULT_SEED
     settings: dict[str, Any] = field(default_factory=default_settings)
+    questions: list[str] = field(default_factory=list)   # your own test questions (config check_questions)
     start_now: bool = True
 
     def config_overrides(self) -> dict[str, Any]:
-        return {k: self.settings[k] for k in SETTING_FIELDS if k in self.settings}
+        values = {k: self.settings[k] for k in SETTING_FIELDS if k in self.settings}
+        if self.questions:
+            values["check_questions"] = list(self.questions)
+        return values
 
     def config(self) -> TrainConfig:
         """The config the run will get (for checks and the estimate)."""

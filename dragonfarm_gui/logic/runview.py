@@ -176,7 +176,8 @@ def samples_html(samples: list[dict]) -> str:
         def cell(text: object) -> str:
             return html.escape(str(text or "")).replace("\n", "<br>")
         ref = (f"<br><span style='color:{c('muted')}'>Your answer: {cell(s.get('reference'))}</span>"
-               if s.get("reference") else "")
+               if s.get("reference") else
+               f"<br><span style='color:{c('muted')}'>Your own test question</span>" if s.get("yours") is True else "")
         parts.append(f"<tr style='background:{bg}; color:{c('text')}' valign='top'><td>{cell(s.get('prompt'))}{ref}</td>"
                      f"<td>{cell(s.get('base'))}</td><td><b>{cell(s.get('finetuned'))}</b></td></tr>")
     parts.append("</table>")

@@ -44,7 +44,8 @@ class RunResults(QWidget):
         self.samples = QTextBrowser()
         self.samples.setOpenLinks(False)
         self.samples.setMinimumHeight(90)
-        self.samples.setToolTip("Replies to held-out prompts from the model before and after training.")
+        self.samples.setToolTip("Replies from the model before and after training: to your own test questions, "
+                                "then to held-out prompts.")
         self.samples.setAccessibleName("Sample replies")
         samples_title = QLabel("<b>Sample replies</b>")
         layout = QVBoxLayout(self)

@@ -49,6 +49,7 @@ class NewRunWizard(QWizard):
         c.model = prefill.get("model", c.model)
         c.settings.update(prefill.get("settings") or {})
         c.seed = prefill.get("seed", c.seed)
+        c.questions = list(prefill.get("questions") or [])
         if prefill.get("source_name"):
             c.name = unique_name(prefill["source_name"] + "-copy", c.runs_dir)
         if prefill.get("data_path"):

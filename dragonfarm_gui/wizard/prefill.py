@@ -22,5 +22,7 @@ def prefill_from_run(path: Path) -> dict:
         "model": cfg.get("model") or base["model"],
         "settings": {k: cfg.get(k, base[k]) for k in SETTING_FIELDS},
         "seed": cfg.get("seed", base["seed"]),
+        "questions": [q for q in cfg.get("check_questions") or [] if isinstance(q, str)]
+        if isinstance(cfg.get("check_questions"), list) else [],
         "source_name": run.name,
     }

@@ -6,14 +6,14 @@ import logging
 import shutil
 from pathlib import Path
 
-from PySide6.QtWidgets import QCheckBox, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QGroupBox, QLabel, QPlainTextEdit, QTextBrowser, QVBoxLayout
 
-from trainer.run.config import ConfigError
+from trainer.run.config import MAX_CHECK_QUESTIONS, ConfigError, check_question_problems
 from trainer.dataimport import DataImportError, create_run, eval_count
 
 from ..logic import theme
 from ..logic.dataview import create_progress
-from ..logic.new_run import settings_line
+from ..logic.new_run import questions_from_text, settings_line
 from ..process.worker import JobRunner
 from .common import BlockingPage, ProgressRow
 
@@ -27,6 +27,24 @@ class SummaryPage(BlockingPage):
         self.setSubTitle("Check your choices. Press Start to make the run folder and begin training.")
         self.summary = QTextBrowser()
         self.summary.setAccessibleName("Summary of your choices")
+        self.questions_box = QGroupBox("Your own test questions (optional)")
+        about = QLabel("New questions, worded differently from your examples. After training, the sample "
+                       "replies show the model's answers to them before and after, so you can see whether it "
+                       f"learned or only memorised. One per line, at most {MAX_CHECK_QUESTIONS}.")
+        about.setWordWrap(True)
+        about.setProperty("tone", "muted")
+        self.questions_edit = QPlainTextEdit()
+        self.questions_edit.setPlaceholderText("e.g. My order has not arrived yet. What can I do?")
+        self.questions_edit.setAccessibleName("Your own test questions, one per line")
+        self.questions_edit.setToolTip("Questions the model never sees in training; its replies to them show "
+                                       "what it learned")
+        self.questions_edit.setTabChangesFocus(True)
+        line = self.questions_edit.fontMetrics().lineSpacing()
+        self.questions_edit.setFixedHeight(line * 4 + 14)
+        self.questions_edit.textChanged.connect(self._questions_changed)
+        box = QVBoxLayout(self.questions_box)
+        box.addWidget(about)
+        box.addWidget(self.questions_edit)
         self.start_box = QCheckBox("Start training as soon as the run is made")
         self.start_box.setChecked(True)
         self.start_box.setToolTip("Untick to only make the run folder; you can start it later from its page")
@@ -44,6 +62,7 @@ class SummaryPage(BlockingPage):
         self.creator.busy_changed.connect(self._busy_changed)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary, 1)
+        layout.addWidget(self.questions_box)
         layout.addWidget(self.start_box)
         layout.addWidget(self.progress_row)
         layout.addWidget(self.reason)
@@ -53,7 +72,15 @@ class SummaryPage(BlockingPage):
         self.created = None
         self.progress_row.show_idle()
         self.summary.setHtml(self.summary_html())
+        if questions_from_text(self.questions_edit.toPlainText()) != self.choices.questions:
+            self.questions_edit.setPlainText("\n".join(self.choices.questions))
         self._start_toggled(self.start_box.isChecked())
+        self.changed()
+
+    def _questions_changed(self) -> None:
+        if self.wizard() is None:
+            return
+        self.choices.questions = questions_from_text(self.questions_edit.toPlainText())
         self.changed()
 
     def _start_toggled(self, on: bool) -> None:
@@ -80,6 +107,9 @@ class SummaryPage(BlockingPage):
         return f"<table>{body}</table>"
 
     def problem(self) -> str | None:
+        wrong = check_question_problems(self.choices.questions)
+        if wrong:
+            return "Your test questions: " + wrong[0].split(": ", 1)[1]
         return self.error
 
     def busy(self) -> bool:

@@ -80,6 +80,8 @@ def train(run: Path, resume: bool) -> int:
     st.write_json_atomic(run / "eval.json", {"before": {"loss": 3.1, "perplexity": 22.2, "examples": 2},
                                              "after": {"loss": 1.1, "perplexity": 3.0, "examples": 2}})
     st.write_json_atomic(run / "samples.json", {"samples": [
+        {"messages": [{"role": "user", "content": "Can I pay by invoice?"}], "prompt": "Can I pay by invoice?",
+         "reference": None, "yours": True, "base": "Invoices are documents.", "finetuned": "Yes, within 30 days!"},
         {"messages": [{"role": "user", "content": "Where is my order?"}], "prompt": "Where is my order?",
          "reference": "It ships tomorrow.", "base": "I am a language model.", "finetuned": "It ships tomorrow!"}]})
     writer.update(state=st.DONE, message="Finished", metrics={"train_loss": 1.0, "eval_loss_before": 3.1,

@@ -36,7 +36,9 @@ def test_run_reaches_done_and_page_shows_result(window, qtbot, sample_run, fake_
     qtbot.waitUntil(lambda: page.results.verdict is not None, timeout=5000)
     assert page.results.verdict["verdict"] == "learned"
     assert page.results.verdict_box.isVisible()
-    assert "It ships tomorrow!" in page.results.samples.toPlainText()
+    shown = page.results.samples.toPlainText()
+    assert "It ships tomorrow!" in shown and "Your answer: It ships tomorrow." in shown
+    assert "Can I pay by invoice?\nYour own test question" in shown and "Yes, within 30 days!" in shown
     qtbot.waitUntil(lambda: len(page.plot.steps) == 6, timeout=5000)
     assert page.plot.losses[-1] == 1.0
     assert page.plot.eval_steps == [2.0, 4.0, 6.0]

@@ -60,7 +60,9 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     wizard.settings_page.radios["quick"].click()
     assert wizard.choices.settings["epochs"] == 1.0 and wizard.choices.settings["lora_r"] == 8
     wizard.next()
-    # Summary: only make the folder
+    # Summary: two test questions of your own (blank lines dropped), and only make the folder
+    wizard.summary_page.questions_edit.setPlainText("Where is my parcel?\n\n  Can I pay by invoice?  \n")
+    assert wizard.choices.questions == ["Where is my parcel?", "Can I pay by invoice?"]
     wizard.summary_page.start_box.setChecked(False)
     assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0005, batch size 4, LoRA rank 8"
             in wizard.summary_page.summary.toPlainText())
@@ -74,13 +76,15 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     subprocess.run([sys.executable, "-m", "trainer", "new", "--data", str(CSV), "--runs-dir", str(cli_runs),
                     "--name", "wizard-run", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--system", SYSTEM,
                     "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0005", "--lora-r", "8",
-                    "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512", "--quiet"],
+                    "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512",
+                    "--question", "Where is my parcel?", "--question", "Can I pay by invoice?", "--quiet"],
                    check=True, cwd=ROOT, capture_output=True, timeout=60)
     cli = cli_runs / "wizard-run"
     ours, theirs = _read(made / "config.json"), _read(cli / "config.json")
     assert ours.pop("created_at") and theirs.pop("created_at")
     assert ours == theirs
     assert ours["max_length"] == 512 and ours["model"] == "Qwen/Qwen2.5-0.5B-Instruct"
+    assert ours["check_questions"] == ["Where is my parcel?", "Can I pay by invoice?"]
     assert (made / "data" / "train.jsonl").read_bytes() == (cli / "data" / "train.jsonl").read_bytes()
     # 12 examples: under 20, so both keep every example for training (trainer/dataimport/split.py)
     assert not (made / "data" / "eval.jsonl").exists() and not (cli / "data" / "eval.jsonl").exists()
@@ -88,6 +92,36 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     assert ours.pop("imported_at") and theirs.pop("imported_at")
     assert ours == theirs
     assert sorted(p.name for p in made.rglob("*")) == sorted(p.name for p in cli.rglob("*"))
+
+
+def test_test_questions_are_checked_and_come_back_with_duplicate(wizard, qtbot, tmp_path):
+    from trainer.run.config import MAX_CHECK_QUESTIONS
+
+    wizard.data_page.set_file(CSV)
+    wizard_idle(qtbot, wizard)
+    while wizard.currentPage() is not wizard.summary_page:  # the defaults on every other page
+        assert _next_enabled(wizard), wizard.currentPage().reason.text()
+        wizard.next()
+    page = wizard.summary_page
+    finish = wizard.button(QWizard.WizardButton.FinishButton)
+    page.questions_edit.setPlainText("\n".join(f"Question {i}?" for i in range(MAX_CHECK_QUESTIONS + 1)))
+    assert not finish.isEnabled()
+    assert page.reason.text() == (f"Your test questions: {MAX_CHECK_QUESTIONS + 1} questions; keep at most "
+                                  f"{MAX_CHECK_QUESTIONS} (each one is answered twice per run)")
+    page.questions_edit.setPlainText("Too long? " + "x" * 2000)
+    assert not finish.isEnabled() and "has 2,010 characters; keep it under 2,000" in page.reason.text()
+    page.questions_edit.setPlainText("Is the shop open on Sundays?")
+    assert finish.isEnabled(), page.reason.text()
+    page.start_box.setChecked(False)
+    finish.click()
+    qtbot.waitUntil(lambda: wizard.created_run is not None, timeout=15000)
+    assert _read(wizard.created_run / "config.json")["check_questions"] == ["Is the shop open on Sundays?"]
+
+    from dragonfarm_gui.wizard.prefill import prefill_from_run
+
+    again = NewRunWizard(tmp_path / "wizard-runs", prefill=prefill_from_run(wizard.created_run))
+    qtbot.addWidget(again)
+    assert again.choices.questions == ["Is the shop open on Sundays?"]
 
 
 def test_data_page_shows_shape_preview_problems_and_split(wizard, qtbot):

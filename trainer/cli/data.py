@@ -10,7 +10,8 @@ import sys
 import textwrap
 
 from trainer.cli.flags import add_preset_flag, add_setting_flags, setting_values
-from trainer.run.config import DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, MAX_EVAL_FRACTION, TrainConfig
+from trainer.run.config import (DEFAULT_EVAL_FRACTION, DEFAULT_MODEL, DEFAULT_SEED, MAX_CHECK_QUESTIONS,
+                                MAX_EVAL_FRACTION, TrainConfig)
 from trainer.run.files import IMPORT_FILE
 
 PREVIEW_CHARS = 400
@@ -54,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"share of examples held out to check progress, 0 to {MAX_EVAL_FRACTION:g} "
                         f"(default {DEFAULT_EVAL_FRACTION:g})")
     n.add_argument("--eval-file", help="a separate file of held-out examples instead")
+    n.add_argument("--question", action="append", metavar="TEXT",
+                   help="a test question of your own, worded differently from your examples: the sample "
+                        "replies answer it before and after training (repeat for more, at most "
+                        f"{MAX_CHECK_QUESTIONS})")
     add_preset_flag(n)
     _mapping_args(n)
     add_setting_flags(n)
@@ -112,6 +117,8 @@ def cmd_new(args: argparse.Namespace) -> int:
     _safe_stdout()
     overrides = setting_values(args)
     seed = overrides.pop("seed", DEFAULT_SEED)  # the held-out split uses it too
+    if args.question:
+        overrides["check_questions"] = [q.strip() for q in args.question]
     run = create_run(args.data, runs_dir=runs_dir(args.runs_dir), name=args.name,
                      model=resolve_model_id(args.model), mapping=_mapping_from(args), sheet=args.sheet,
                      eval_fraction=args.eval_fraction, eval_file=args.eval_file, seed=seed,
@@ -137,6 +144,9 @@ def cmd_new(args: argparse.Namespace) -> int:
         from trainer.dataimport import split_sentence
 
         print("  " + split_sentence(split["train"], args.eval_fraction))
+    if args.question:
+        many = len(args.question)
+        print(f"  {many} test question{'s' if many > 1 else ''} of your own: answered before and after training")
 
     if warned:
         print(f"  {warned:,} rows had problems and were skipped or flagged; "

@@ -144,6 +144,10 @@ def status_text(run: Run) -> str:
     if best and run.has_best_adapter():
         lines.append(f"  best      step {best.get('step')} (held-out loss {best.get('loss', float('nan')):.3f}): "
                      "chat, merge, export, push and pack use it; add --last for the last step's adapter")
+    samples = run.samples()
+    if any(x.get("finetuned") or x.get("base") for x in samples):
+        lines.append(f"  samples   {len(samples)} sample replies, before and after: "
+                     f"dragonfarm status {_quote_arg(str(run.path))} --samples")
     if s["state"] == st.INTERRUPTED:
         lines.append(f"  resume    dragonfarm train {run.path} --resume")
     if s["damaged"]:
@@ -156,10 +160,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         records = run.train_records()
         print(json.dumps({"status": run.status(), "last": records[-1] if records else None,
-                          "eval": run.eval(), "verdict": run.verdict()}, indent=2))
+                          "eval": run.eval(), "verdict": run.verdict(), "samples": run.samples()}, indent=2))
     else:
         print(status_text(run))
+        if args.samples:
+            print(samples_text(run.samples()))
     return 0
+
+
+def samples_text(samples: list[dict]) -> str:
+    """The sample replies in words: each question, then the base model's and the fine-tuned model's reply."""
+    if not samples:
+        return "Sample replies: none yet (they are written when training starts and when it ends)."
+    lines = ["Sample replies (your own test questions first):" if any(s.get("yours") is True for s in samples)
+             else "Sample replies:"]
+    for i, sample in enumerate(samples, 1):
+        mark = " (your own test question)" if sample.get("yours") is True else ""
+        lines.append(f"  {i}. {_one_line(sample.get('prompt'))}{mark}")
+        if sample.get("reference"):
+            lines.append(f"     your answer  {_one_line(sample['reference'])}")
+        lines.append(f"     before       {_one_line(sample.get('base')) or '(not yet)'}")
+        lines.append(f"     after        {_one_line(sample.get('finetuned')) or '(not yet)'}")
+    return "\n".join(lines)
+
+
+def _one_line(text, limit: int = 300) -> str:
+    return _short(" ".join(str(text or "").split()), limit)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -186,6 +212,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     for row in rows:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return 0
+
+
+def _quote_arg(text: str) -> str:
+    return text if text and all(ch.isalnum() or ch in "@%+=:,./\\-_" for ch in text) else '"' + text + '"'
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -232,5 +262,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("status", help="a run's state, progress and result in words")
     p.add_argument("run_dir")
+    p.add_argument("--samples", action="store_true",
+                   help="also the sample replies: your own test questions and held-out prompts, before and after")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)

@@ -48,8 +48,9 @@ def split_sentence(usable: int, fraction: float, separate_file: bool = False) ->
     held = eval_count(usable, fraction)
     if usable and fraction and usable < MIN_EXAMPLES_FOR_EVAL:
         return (f"All {usable:,} examples train: with fewer than {MIN_EXAMPLES_FOR_EVAL} examples each one "
-                "matters, so none is held out. The sample replies use your own questions, so they show what "
-                "it learned, not how it does on new questions.")
+                "matters, so none is held out. The sample replies use questions from your examples, so they show "
+                "what it learned, not how it does on new questions: add a few test questions of your own to see "
+                "that.")
     if not held:
         return f"All {usable:,} examples train; none is held out to check learning."
     spread = " (spread across your topics)" if usable <= STRATIFY_MAX else ""

@@ -237,7 +237,7 @@ class Trainer:
         # adapter switched off the model is exactly the base model, so they are the same replies,
         # and the loss plot starts seconds sooner (generating them is most of the "before" time on a CPU).
         self.base_replies_due = write_questions(self.run_dir, self.sample_chats, self.cfg.num_samples,
-                                                from_training=not self.eval_chats)
+                                                from_training=not self.eval_chats, own=self.cfg.check_questions)
 
     def _base_replies(self) -> None:
         self.base_replies_due = False

@@ -221,4 +221,6 @@ def _sample_problem(sample: Any) -> str | None:
     for key in _SAMPLE_TEXT:
         if sample.get(key) is not None and not isinstance(sample[key], str):
             return f"{key} is {shown(sample[key])}, not text"
+    if not isinstance(sample.get("yours", False), bool):
+        return f"yours is {shown(sample['yours'])}, not true or false"
     return None

@@ -38,6 +38,9 @@ DEFAULT_SEED = 42
 DEFAULT_EVAL_FRACTION = 0.1     # share of examples held out to check progress
 MAX_EVAL_FRACTION = 0.5
 
+MAX_CHECK_QUESTIONS = 20       # your own test questions (samples.json); more only make each check slower
+MAX_CHECK_QUESTION_CHARS = 2000
+
 DEVICES = ("auto", "cuda", "mps", "cpu")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 SCHEDULERS = ("cosine", "linear", "constant")
@@ -67,6 +70,8 @@ class TrainConfig:
     model: str = run_field(DEFAULT_MODEL, choice="model", flag="--model")
     train_file: str = run_field(TRAIN_DATA, choice="data_path", flag="--data")
     eval_file: str = run_field(EVAL_DATA, choice="eval_path", flag="--eval-file")
+    # New questions a person wrote to see what the model learned (samples.json answers them first).
+    check_questions: list[str] = run_field([], choice="questions", flag="--question")
     max_length: int = setting(
         1024, label="Max length (tokens)", min=16, max=131072, unit="tokens", typical=(512, 1024), advanced=False,
         help="The longest example, in tokens (about ¾ of a word each). Longer examples are cut. "
@@ -229,6 +234,7 @@ class TrainConfig:
                 p.append(problem)
         if not (self.epochs > 0 or self.max_steps > 0) and not any(x.startswith("epochs:") for x in p):
             p.append("epochs: must be more than 0 (or set max_steps); try 3")
+        p.extend(check_question_problems(self.check_questions))
         tm = self.target_modules
         if not (tm == "all-linear" or (isinstance(tm, list) and tm and all(isinstance(x, str) and x for x in tm))):
             p.append("target_modules: use \"all-linear\" or a list of module names such as [\"q_proj\", \"v_proj\"]")
@@ -238,6 +244,23 @@ class TrainConfig:
         problems = self.problems()
         if problems:
             raise ConfigError(problems, source)
+
+
+def check_question_problems(questions: Any) -> list[str]:
+    """What is wrong with a list of your own test questions (the wizard, `--question`, config.json)."""
+    if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+        return ['check_questions: must be a list of texts, like ["How do I reset my password?"]']
+    p = []
+    if len(questions) > MAX_CHECK_QUESTIONS:
+        p.append(f"check_questions: {len(questions)} questions; keep at most {MAX_CHECK_QUESTIONS} "
+                 "(each one is answered twice per run)")
+    for i, q in enumerate(questions, 1):
+        if not q.strip():
+            p.append(f"check_questions: question {i} is empty; remove it or write a question")
+        elif len(q) > MAX_CHECK_QUESTION_CHARS:
+            p.append(f"check_questions: question {i} has {len(q):,} characters; keep it under "
+                     f"{MAX_CHECK_QUESTION_CHARS:,}")
+    return p
 
 
 def _closest(key: str, known: dict) -> str | None:
@@ -270,6 +293,10 @@ def _coerce(f: dataclasses.Field, value: Any) -> tuple[bool, Any, str]:
         if not isinstance(value, str):
             return False, None, f"{name}: {value!r} is not text; put it in quotes"
         return True, value, ""
+    if typ == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            return False, None, f'{name}: must be a list of texts, like ["How do I reset my password?"]'
+        return True, list(value), ""
     # target_modules: list[str] | str
     if isinstance(value, (str, list)):
         return True, value, ""

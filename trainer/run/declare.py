@@ -106,7 +106,10 @@ def setting(default: Any, *, label: str, help: str, min: float | None = None, ma
 
 def run_field(default: Any, *, choice: str | None = None, flag: str | None = None, why: str = "") -> Any:
     """A dataclass field that is part of the run but not a training setting."""
-    return field(default=default, metadata={RUN_FIELD: RunField(choice=choice, flag=flag, why=why)})
+    meta = {RUN_FIELD: RunField(choice=choice, flag=flag, why=why)}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 def declared_settings(cls: type) -> list[tuple[dataclasses.Field, Setting]]:
