@@ -29,6 +29,7 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(900, 640)
         self.launches: dict[str, Launch] = {}
         self.tool_windows: list = []
+        self.importers: list = []  # File > Import run jobs still unpacking
         self.run_page = None  # made on first use: it brings in pyqtgraph
         from ..logic.power import battery
 
@@ -256,12 +257,20 @@ class MainWindow(QMainWindow):
         window.show()
         return window
 
-    def import_run(self) -> None:
-        from .import_run import import_run_dialog
+    def import_run(self, archive: str | None = None):
+        """File > Import run: choose a .zip, then unpack it in a worker (progress, Cancel)."""
+        from .import_run import RunImport, choose_archive
 
-        path = import_run_dialog(self, self.runs_dir)
-        if path:
-            self.run_list.select_path(str(path))
+        archive = archive or choose_archive(self)
+        if not archive:
+            return None
+        importer = RunImport(self, self.runs_dir)
+        importer.imported.connect(lambda path: self.run_list.select_path(str(path)))
+        self.importers.append(importer)
+        importer.ended.connect(lambda: self.importers.remove(importer) if importer in self.importers else None)
+        importer.ended.connect(importer.deleteLater)
+        importer.start(archive)
+        return importer
 
     def open_folder(self, path: str) -> None:
         if path:
@@ -377,6 +386,8 @@ class MainWindow(QMainWindow):
             self.device_dialog.runner.stop()
         for window in list(self.tool_windows):
             window.shutdown()
+        for importer in list(self.importers):  # an import not finished keeps nothing
+            importer.runner.cancel(quiet=True)
 
     def _restore_geometry(self) -> None:
         settings = load_settings()

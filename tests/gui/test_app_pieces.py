@@ -184,3 +184,18 @@ def test_run_names_and_model_words(tmp_path):
     assert model_words("HuggingFaceTB/SmolLM2-135M-Instruct") == "SmolLM2 135M"
     assert model_words("/models/smol.Q4_1.gguf") == "smol.Q4_1.gguf"
     assert model_words("someone/custom-model") == "someone/custom-model"
+
+
+def test_file_import_run_unpacks_in_a_worker_and_selects_the_run(window, qtbot, sample_run, tmp_path, monkeypatch):
+    from trainer.run.share import pack
+
+    said = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: said.append(text))
+    archive = pack(sample_run, tmp_path / "shared.zip")
+    importer = window.import_run(str(archive))
+    assert importer.busy() or said  # the window stays free while the files come out
+    with qtbot.waitSignal(importer.ended, timeout=10000):
+        pass
+    new = window.runs_dir / f"{sample_run.name}-2"
+    assert said and said[0].startswith(f"Imported the run as {new.name}.")
+    assert window.run_list.current_path() == str(new)

@@ -43,6 +43,30 @@ def test_pack_then_unpack_gives_an_identical_run(run, tmp_path):
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["shared-run"]  # no staging left behind
 
 
+def test_a_run_coming_in_is_never_listed_half_made_or_hidden(run, tmp_path):
+    from trainer.run.reader import list_runs
+
+    runs = tmp_path / "runs"
+    seen, progress = [], []
+
+    def look(done: int, total: int) -> None:
+        progress.append((done, total))
+        seen.append([r.name for r in list_runs(runs)])  # what the app's run list shows meanwhile
+    archive = pack(run, tmp_path / "out.zip")
+    unpack(archive, runs, progress=look)
+    assert seen and all(names == [] for names in seen)  # the .unpacking-… folder already holds config.json
+    assert progress[-1][0] == progress[-1][1] and [d for d, _ in progress] == sorted(d for d, _ in progress)
+    assert [r.name for r in list_runs(runs)] == ["shared-run"]
+    with pytest.raises(UserError, match="'.quiet' cannot be a run name: it starts with a dot"):
+        unpack(archive, runs, name=".quiet")
+    # An archive whose folder starts with a dot comes in under a name the list shows.
+    hidden = tmp_path / "hidden.zip"
+    with zipfile.ZipFile(archive) as src, zipfile.ZipFile(hidden, "w") as out:
+        for info in src.infolist():
+            out.writestr("." + info.filename, src.read(info))
+    assert unpack(hidden, runs).name == "shared-run-2"
+
+
 def test_with_data_includes_the_examples(run, tmp_path):
     target = unpack(pack(run, tmp_path / "d.zip", with_data=True), tmp_path / "runs")
     assert {k: v for k, v in hashes(target).items() if k.startswith("data/")} == \

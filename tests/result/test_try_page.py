@@ -208,30 +208,60 @@ def test_share_button_packs_the_run(qt_clean, tmp_path):
     actions.shutdown()
 
 
-def test_import_run_dialog(qt_clean, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
+def test_import_run_in_a_worker_with_cancel(qt_clean, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
 
-    from dragonfarm_gui.widgets.import_run import import_run_dialog
+    from dragonfarm_gui.widgets.import_run import RunImport
     from trainer.run.share import pack
 
+    qtbot = qt_clean
     archive = pack(fake_run(tmp_path), tmp_path / "shared.zip")
     runs = tmp_path / "runs"
-    shown = []
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(archive), ""))
+    shown, got = [], []
     monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: shown.append(("info", text)))
     monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text: shown.append(("warning", text)))
-    assert import_run_dialog(None, runs) == runs / "shared-run"
-    assert import_run_dialog(None, runs) == runs / "shared-run-2"
+
+    def run(path) -> RunImport:
+        importer = RunImport(None, runs)
+        importer.imported.connect(got.append)
+        with qtbot.waitSignal(importer.ended, timeout=10000):
+            importer.start(path)
+        assert importer.dialog is None and not importer.busy()
+        return importer
+
+    run(archive)
+    run(archive)
+    assert got == [runs / "shared-run", runs / "shared-run-2"]
     assert shown[1] == ("info", f"Imported the run as shared-run-2.\n{runs / 'shared-run-2'}")
     bad = tmp_path / "bad.zip"
     with zipfile.ZipFile(bad, "w") as zf:
         zf.writestr("x/config.json", "{}")
         zf.writestr("x/../../evil.txt", "x")
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(bad), ""))
-    assert import_run_dialog(None, runs) is None
-    assert shown[-1][0] == "warning" and "climbs out of its folder" in shown[-1][1]
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: ("", ""))
-    assert import_run_dialog(None, runs) is None
+    run(bad)
+    assert shown[-1][0] == "warning" and "climbs out of its folder" in shown[-1][1] and len(got) == 2
+
+    # Cancel while the files come out: nothing is kept, no half-made folder.
+    import threading
+
+    import trainer.run.share as share
+
+    real, entered, go_on = share._copy_capped, threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        entered.set()
+        go_on.wait(10)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(share, "_copy_capped", slow)
+    importer = RunImport(None, runs)
+    importer.imported.connect(got.append)
+    importer.start(archive)
+    qtbot.waitUntil(entered.is_set, timeout=5000)
+    with qtbot.waitSignal(importer.ended, timeout=5000):
+        importer.dialog.canceled.emit()  # the person presses Cancel during the first file
+    go_on.set()
+    qtbot.waitUntil(lambda: importer.runner.pending() == 0, timeout=10000)
+    assert len(got) == 2 and len(shown) == 3
+    assert sorted(p.name for p in runs.iterdir()) == ["shared-run", "shared-run-2"]
 
 
 def test_gui_modules_import_without_torch():

@@ -215,10 +215,13 @@ def _config_problems(data: Any) -> list[str]:
 
 
 def list_runs(folder: str | Path | None = None) -> list[Run]:
+    """The run folders in `folder`. A hidden folder (".unpacking-…" while a shared run comes in,
+    say) is not a run yet."""
     folder = Path(folder) if folder else default_runs_dir()
     if not folder.is_dir():
         return []
-    return sorted((Run(p) for p in folder.iterdir() if p.is_dir() and is_run_dir(p)), key=lambda r: r.name)
+    return sorted((Run(p) for p in folder.iterdir() if not p.name.startswith(".") and p.is_dir() and is_run_dir(p)),
+                  key=lambda r: r.name)
 
 
 def verdict(ev: dict[str, Any], train_records: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:

@@ -31,6 +31,7 @@ import time
 import uuid
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 from trainer.run.reader import Run, is_run_dir
 from trainer.run import files
@@ -215,7 +216,8 @@ def _names_only(value: object) -> object:
     return value
 
 
-def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive: Path, cap: int) -> int:
+def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive: Path, cap: int,
+                 on_chunk: Callable[[int], None] | None = None) -> int:
     written = 0
     with zf.open(info) as source, open(dest, "xb") as out:
         while True:
@@ -226,6 +228,8 @@ def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, archive
             if written > cap:
                 raise refuse(archive, f"{info.filename} holds more data than it declares (an archive bomb).")
             out.write(chunk)
+            if on_chunk:
+                on_chunk(len(chunk))
     return written
 
 
@@ -243,8 +247,11 @@ def _write_problem(exc: OSError, runs_dir: Path, what: str) -> UserError:
 
 
 def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | None = None,
-           limits: Limits | None = None) -> Path:
-    """Bring a packed run into runs_dir; returns its new folder (never an existing one)."""
+           limits: Limits | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
+    """Bring a packed run into runs_dir; returns its new folder (never an existing one).
+
+    progress(bytes written, bytes in all) is called as the files come out; an
+    exception raised in it (Cancel) stops the import and leaves nothing behind."""
     limits = limits or Limits()
     from trainer.run.settings import runs_dir as default_runs_dir
 
@@ -252,8 +259,9 @@ def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | 
     runs_dir = Path(runs_dir) if runs_dir else default_runs_dir()
     if not archive.is_file():
         raise UserError(f"{archive} does not exist.", "Choose the .zip file again.")
-    if name is not None and name_problem(name):
-        raise UserError(f"'{name}' cannot be a run name: it {name_problem(name)}.",
+    if name is not None and (name_problem(name) or name.startswith(".")):
+        why = name_problem(name) or "starts with a dot, which hides a folder"
+        raise UserError(f"'{name}' cannot be a run name: it {why}.",
                         "Use letters, digits, spaces, '-' or '_'.")
     try:
         zf = zipfile.ZipFile(archive)
@@ -274,6 +282,12 @@ def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | 
             raise UserError(f"The run needs {need / 1e9:.2f} GB but {runs_dir} has only {free / 1e9:.2f} GB free.",
                             "Free some space, or choose another runs folder in Settings, and import it again.")
         staging = runs_dir / f".unpacking-{uuid.uuid4().hex[:8]}"
+        done = 0
+
+        def written(count: int) -> None:
+            nonlocal done
+            done += count
+            progress(done, need)
         try:
             staging.mkdir()
             for info in infos:
@@ -283,12 +297,14 @@ def unpack(archive: str | Path, runs_dir: str | Path | None = None, name: str | 
                 dest = staging.joinpath(*rel.split("/"))
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 try:
-                    _copy_capped(zf, info, dest, archive, min(manifest[rel][0], limits.member_bytes))
+                    _copy_capped(zf, info, dest, archive, min(manifest[rel][0], limits.member_bytes),
+                                 written if progress else None)
                 except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
                     raise refuse(archive, f"it is damaged ({info.filename}: {exc}).") from exc
                 if _sha256(dest) != manifest[rel][1]:
                     raise refuse(archive, f"{rel} is missing or was changed after packing.")
-            return _place(staging, runs_dir, name or top, explicit=name is not None)
+            # A folder whose name starts with a dot is hidden, and the run list skips it.
+            return _place(staging, runs_dir, name or top.lstrip(".") or "run", explicit=name is not None)
         except OSError as exc:
             raise _write_problem(exc, runs_dir, f"the run {name or top}") from exc
         finally:
