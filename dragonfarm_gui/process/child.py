@@ -28,7 +28,10 @@ def _let_go(proc: QProcess, goodbye: bytes | None, wait_ms: int) -> None:
     def ended(*_args) -> None:
         if proc in FORGOTTEN:
             FORGOTTEN.discard(proc)
-            proc.deleteLater()
+            try:
+                proc.deleteLater()
+            except RuntimeError:  # Qt already deleted it: the interpreter is exiting with it still running
+                pass
 
     proc.finished.connect(ended)
     proc.errorOccurred.connect(lambda error: error == QProcess.ProcessError.FailedToStart and ended())

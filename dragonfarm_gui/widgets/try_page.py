@@ -11,8 +11,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
-                               QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QPushButton,
+                               QSpinBox, QSplitter, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from trainer.run.decoding import DEFAULT_REPETITION_PENALTY, Decoding
 from trainer.run.decoding import HELP as DECODING_HELP
@@ -129,6 +129,15 @@ class TryPage(QWidget):
         controls.addWidget(QLabel("Longest reply"))
         controls.addWidget(self.length)
         controls.addStretch(1)
+        self.questions_button = QToolButton()
+        self.questions_button.setText("Ask a sample question")
+        self.questions_button.setToolTip("Put one of the run's sample questions (your own test questions first) "
+                                         "in the message box")
+        self.questions_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.questions_button.setMenu(QMenu(self.questions_button))
+        self.questions_button.menu().aboutToShow.connect(self._fill_questions)
+        self.questions_button.setVisible(bool(self.sample_questions()))
+        controls.addWidget(self.questions_button)
 
         self.panes = {side: ChatPane(side) for side in SIDES}
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -177,6 +186,30 @@ class TryPage(QWidget):
 
     def busy(self) -> bool:
         return bool(self.owner)
+
+    def sample_questions(self) -> list[str]:
+        """The run's sample questions, your own test questions first, each once."""
+        seen: list[str] = []
+        for sample in self.run.samples():
+            prompt = sample.get("prompt")
+            if isinstance(prompt, str) and prompt.strip() and prompt not in seen:
+                seen.append(prompt)
+        return seen
+
+    def _fill_questions(self) -> None:
+        menu = self.questions_button.menu()
+        menu.clear()
+        for question in self.sample_questions():
+            shown = question if len(question) <= 90 else question[:89] + "…"
+            action = menu.addAction(shown.replace("&", "&&").replace("\n", " "))
+            action.setToolTip(question)
+            action.triggered.connect(lambda _on=False, q=question: self.ask(q))
+
+    def ask(self, question: str) -> None:
+        """Put a question in the message box (to send as it is, or change first)."""
+        self.input.setPlainText(question)
+        self.input.setFocus()
+        self.input.moveCursor(QTextCursor.MoveOperation.End)
 
     def send(self, text: str | None = None) -> None:
         text = (text if isinstance(text, str) else self.input.toPlainText()).strip()

@@ -59,6 +59,30 @@ def test_streams_a_reply_from_a_fake_model(page, qt_clean, fake_chat_python):
     assert page.state.text() == "Ready."
 
 
+def test_the_sample_questions_are_one_click_away(qt_clean, tmp_path, fake_chat_python):
+    import json
+
+    run = fake_run(tmp_path)
+    empty = _page(qt_clean, run)
+    assert empty.questions_button.isHidden()  # no samples: no button
+    empty.shutdown()
+    (run / "samples.json").write_text(json.dumps({"samples": [
+        {"messages": [], "prompt": "Can I pay by invoice?", "reference": None, "yours": True},
+        {"messages": [], "prompt": "Where is my order?", "reference": "It ships tomorrow."},
+        {"messages": [], "prompt": "Where is my order?", "reference": "Tomorrow."},
+        {"messages": [], "prompt": "Fish & chips?", "reference": "Yes."}]}))
+    page = _page(qt_clean, run)
+    assert not page.questions_button.isHidden()
+    page._fill_questions()
+    actions = page.questions_button.menu().actions()
+    assert [a.text() for a in actions] == ["Can I pay by invoice?", "Where is my order?", "Fish && chips?"]
+    actions[0].trigger()
+    assert page.input.toPlainText() == "Can I pay by invoice?"
+    events = _send(qt_clean, page, page.input.toPlainText())
+    assert events and "Can I pay by invoice?" in page.panes["finetuned"].view.toPlainText()
+    page.shutdown()
+
+
 def test_side_by_side_sends_the_same_prompt_to_both(page, qt_clean, fake_chat_python):
     page.compare.setChecked(True)
     page.temperature.setValue(0.7)
