@@ -61,11 +61,14 @@ class SummaryPage(BlockingPage):
         self.creator.cancelled.connect(self._cancelled)
         self.creator.busy_changed.connect(self._busy_changed)
         layout = QVBoxLayout(self)
+        # Five short rows: sized to them, the spare height goes below (no big empty box).
+        self.summary.setMaximumHeight(self.summary.fontMetrics().lineSpacing() * 9 + 24)
         layout.addWidget(self.summary, 1)
         layout.addWidget(self.questions_box)
         layout.addWidget(self.start_box)
         layout.addWidget(self.progress_row)
         layout.addWidget(self.reason)
+        layout.addStretch(1)
 
     def initializePage(self) -> None:  # noqa: N802
         self.error = None
