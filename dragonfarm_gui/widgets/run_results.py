@@ -10,7 +10,7 @@ from ..logic.runview import samples_html
 from ..style import set_style_property
 
 VERDICT_TONES = {"learned": "good", "improving": "good", "little change": "warn", "worse": "bad", "nan": "bad",
-                 "overfitting": "alert"}
+                 "overfitting": "alert", "unchecked": ""}
 
 
 class RunResults(QWidget):

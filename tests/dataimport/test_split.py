@@ -67,6 +67,8 @@ def test_the_same_seed_picks_the_same_rows_and_large_sets_are_random():
 
 def test_the_split_in_words():
     assert split_sentence(12, 0.1).startswith("All 12 examples train: with fewer than 20 examples each one matters")
+    assert split_sentence(12, 0.1).endswith("new questions: add a few test questions of your own to see that.")
+    assert split_sentence(12, 0.1, own_questions=True).endswith("new questions: your own test questions show that.")
     assert split_sentence(40, 0.1) == "36 examples to train on, 4 held out to check learning (spread across your topics)."
     assert split_sentence(40, 0.0) == "All 40 examples train; none is held out to check learning."
     assert split_sentence(40, 0.1, separate_file=True).startswith("All 40 examples train; the separate file")

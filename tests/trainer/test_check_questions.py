@@ -84,7 +84,9 @@ def test_dragonfarm_new_takes_questions(tmp_path, capsys):
     code = main(["new", "--data", str(data), "--runs-dir", str(tmp_path / "runs"), "--name", "q",
                  "--question", " Is 40 a number? ", "--question", "What is forty?"])
     assert code == 0
-    assert "  2 test questions of your own: answered before and after training" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not how it does on new questions: your own test questions show that." in out  # 12 examples: none held out
+    assert "  2 test questions of your own: answered before and after training" in out
     assert TrainConfig.load(tmp_path / "runs" / "q").check_questions == ["Is 40 a number?", "What is forty?"]
     code = main(["new", "--data", str(data), "--runs-dir", str(tmp_path / "runs"), "--question", ""])
     assert code == 2 and "question 1 is empty" in capsys.readouterr().err

@@ -195,3 +195,15 @@ def test_pack_carries_the_best_adapter_unless_last(tmp_path):
     copy = Run(unpack(only_last, tmp_path / "runs"))
     assert not copy.has_best_adapter() and copy.adapter_for() == copy.adapter_dir
     assert copy.verdict()["verdict"] == "overfitting" and "Try it" not in copy.verdict()["text"]
+
+
+def test_a_run_that_held_nothing_out_points_to_the_sample_replies():
+    nothing = {"loss": None, "perplexity": None, "examples": 0}
+    rows = records([4.1, 2.0, 0.9], {})
+    said = coach({"before": nothing, "after": nothing}, rows)
+    assert said["verdict"] == "unchecked" and said["title"] == "Not checked" and not said["live"]
+    assert said["text"] == ("No examples were held out, so no held-out loss can tell whether it learned or only "
+                            "memorised. Its training loss went from 4.100 to 0.900.")
+    assert said["next"].startswith("Read the sample replies: your own test questions show")
+    assert coach({"before": nothing, "after": None}, rows) is None  # still training: nothing to say yet
+    assert coach({"before": nothing}, []) is None

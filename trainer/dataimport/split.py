@@ -41,16 +41,18 @@ def eval_count(usable: int, fraction: float) -> int:
     return min(k, MAX_EVAL, usable - 1)
 
 
-def split_sentence(usable: int, fraction: float, separate_file: bool = False) -> str:
-    """The split in words, the same in the wizard, the summary and `dragonfarm new`."""
+def split_sentence(usable: int, fraction: float, separate_file: bool = False, own_questions: bool = False) -> str:
+    """The split in words, the same in the wizard, the summary and `dragonfarm new`.
+    own_questions: the run has test questions of its own (config check_questions)."""
     if separate_file:
         return f"All {usable:,} examples train; the separate file is used to check learning."
     held = eval_count(usable, fraction)
     if usable and fraction and usable < MIN_EXAMPLES_FOR_EVAL:
+        new = ("your own test questions show that" if own_questions
+               else "add a few test questions of your own to see that")
         return (f"All {usable:,} examples train: with fewer than {MIN_EXAMPLES_FOR_EVAL} examples each one "
                 "matters, so none is held out. The sample replies use questions from your examples, so they show "
-                "what it learned, not how it does on new questions: add a few test questions of your own to see "
-                "that.")
+                f"what it learned, not how it does on new questions: {new}.")
     if not held:
         return f"All {usable:,} examples train; none is held out to check learning."
     spread = " (spread across your topics)" if usable <= STRATIFY_MAX else ""

@@ -8,7 +8,8 @@ eval.json as given, so the app, `dragonfarm status` and tests all share it.
 Verdicts: "nan" (the loss stopped being a number), "overfitting" (held-out
 loss rose for the last RISE_CHECKS checks: it memorises), "learned",
 "improving" (while training), "little change" (the loss did not move),
-"worse".
+"worse", "unchecked" (a finished run with no held-out examples: nothing can
+tell learning from memorising, so the words point to the sample replies).
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None) -> d
                     "Train for fewer epochs, or add more varied examples. Early stopping (in the advanced "
                     "settings) ends a run by itself when this happens.")
     if before is None:
-        return None
+        return _unchecked(ev, records)
     latest = after if after is not None else (points[-1][1] if points else None)
     if latest is None:
         return None
@@ -133,8 +134,24 @@ def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None) -> d
                 "Try more epochs or a higher learning rate, or add more examples.")
 
 
+def _unchecked(ev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A finished run that held nothing out (eval.json's "after" measured 0 examples)."""
+    after = ev.get("after")
+    if not (isinstance(after, dict) and after.get("examples") == 0):
+        return None
+    losses = [x for x in (_number(r.get("loss")) for r in records if isinstance(r, dict))
+              if x is not None and math.isfinite(x)]
+    moved = f" Its training loss went from {losses[0]:.3f} to {losses[-1]:.3f}." if len(losses) >= 2 else ""
+    return _say("unchecked", None, 0, False,
+                "No examples were held out, so no held-out loss can tell whether it learned or only memorised."
+                + moved,
+                "Read the sample replies: your own test questions show how it does on new questions. With 20 or "
+                "more examples, part of them is kept aside to check.")
+
+
 TITLES = {"nan": "It broke down", "overfitting": "It started to memorise", "learned": "Learned",
-          "improving": "Still improving", "little change": "Little change", "worse": "Worse"}
+          "improving": "Still improving", "little change": "Little change", "worse": "Worse",
+          "unchecked": "Not checked"}
 
 
 def _say(verdict: str, best_step: int | None, rising: int, live: bool, text: str, next_: str) -> dict[str, Any]:
