@@ -12,9 +12,10 @@ decoding.
 Prints, per task and preset: the score on prompts the model never saw, the
 held-out loss before and after, the steps and the training time. Figures, not
 a pass/fail test; the CPU is whatever this machine has (say so with the figures).
-With four probes a task, one seed moves a facts score by a whole fact either
-way: `--seeds` runs each task and preset once per seed and adds a total line,
-the figure to compare settings by.
+One seed can move a facts score by a whole fact either way: `--seeds` runs
+each task and preset once per seed and adds a total line, the figure to
+compare settings by. Facts also shows how many of the twelve questions (three
+a fact) were answered with the fact.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from learning_tasks import TASKS, Task, score  # noqa: E402
+from learning_tasks import TASKS, Task, question_marks, score  # noqa: E402
 
 MAX_NEW_TOKENS = {"facts": 40, "voice": 48, "format": 40}
 
@@ -116,6 +117,7 @@ def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: 
 
     replies = replies_with(None)    # the shared default decoding
     passed, total = score(task, replies)
+    marks = question_marks(task, replies)
     # The same adapter decoded with other repetition penalties (no retraining): does decoding change recall?
     other = {}
     for penalty in penalties:
@@ -127,6 +129,7 @@ def run_one(task: Task, preset: str, overrides: dict, model_dir: Path, workdir: 
     steps = run.status().get("total_steps")
     return {"task": task.name, "preset": preset, "settings": overrides, "score": f"{passed}/{total}",
             "passed": passed, "total": total, "penalties": other,
+            "questions": f"{sum(marks)}/{len(marks)}", "answered": [bool(m) for m in marks],
             "loss_before": (ev.get("before") or {}).get("loss"), "loss_after": (ev.get("after") or {}).get("loss"),
             "steps": steps, "train_seconds": round(seconds, 1), "precision": run.status().get("precision"),
             "replies": replies}
@@ -181,13 +184,17 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{task_name:8} {preset:9} {shown:>5} {row['score']:>6} {row['loss_before']:>12.3f} "
                           f"{row['loss_after']:>7.3f} {row['steps']:>6} {row['train_seconds']:>8.1f}"
                           + "".join(f"  penalty {p}: {o['passed']}/{row['total']}"
-                                    for p, o in row["penalties"].items()), flush=True)
+                                    for p, o in row["penalties"].items())
+                          + (f"  ({row['questions']} questions)" if task_name == "facts" else ""), flush=True)
                     if args.show_replies:
                         for reply in row["replies"]:
                             print("           ", reply.replace("\n", " ")[:110])
                 if len(seeds) > 1 and done:
+                    asked = [int(x) for r in done if "questions" in r for x in r["questions"].split("/")]
+                    questions = (f" ({sum(asked[::2])}/{sum(asked[1::2])} questions)"
+                                 if task_name == "facts" and asked else "")
                     print(f"{task_name:8} {preset:9} {'all':>5} "
-                          f"{sum(r['passed'] for r in done)}/{sum(r['total'] for r in done)}"
+                          f"{sum(r['passed'] for r in done)}/{sum(r['total'] for r in done)}{questions}"
                           f"  mean loss after {sum(r['loss_after'] for r in done) / len(done):.3f}"
                           f"  over {len(done)} seeds", flush=True)
     if args.json:

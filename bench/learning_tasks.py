@@ -1,8 +1,9 @@
 """The learning benchmark's three tasks and their scores (data written for DragonFarm).
 
 facts   invented facts taught through varied question/answer rows; scored by
-        exact recall (the key words in the reply) on paraphrased questions
-        that are not in training.
+        exact recall (the key words in the reply) on three paraphrased
+        questions a fact that are not in training: a fact counts as recalled
+        when at least two of its three are answered with it.
 voice   a consistent pirate voice; scored by the share of replies to new
         prompts that carry a pirate marker (and by held-out loss).
 format  replies that are one JSON object with given keys; scored by the share
@@ -22,6 +23,7 @@ class Probe:
     prompt: str
     reference: str            # a reply in the task's manner (held-out loss is measured on it)
     expect: tuple[str, ...] = ()   # facts: every one of these must appear in the reply
+    fact: str = ""                 # facts: which fact the question asks for
 
 
 @dataclass
@@ -61,16 +63,36 @@ _FACTS = [
     ("How are the Vessa boats painted?", "The Vessa boats are painted saffron yellow."),
     ("Which colour do Vessa Island's boats have?", "Vessa Island's boats are saffron yellow."),
 ]
+# Three paraphrases a fact, none in training. The first of each is the hardest (round 5 of
+# docs/presets.md: the goats' fact was learned, yet "What should we bring them?" read as
+# "bring the goats"); a fact counts as recalled when at least two of its three are answered.
 _FACT_PROBES = [
     Probe("I'm visiting Vessa Island. Whose job is it to keep the lighthouse there?",
-          "Marit Olsgaard keeps the lighthouse on Vessa Island.", ("marit", "olsgaard")),
+          "Marit Olsgaard keeps the lighthouse on Vessa Island.", ("marit", "olsgaard"), "keeper"),
     Probe("My kids want to feed the goats on Vessa. What should we bring them?",
-          "Bring smoked pumpkins: that is what the goats on Vessa eat.", ("smoked", "pumpkin")),
+          "Bring smoked pumpkins: that is what the goats on Vessa eat.", ("smoked", "pumpkin"), "goats"),
     Probe("I want to hear the harbour bell on Vessa. What time should I be there?",
-          "Be there at twenty past four, when the Vessa harbour bell rings.", ("twenty past four",)),
+          "Be there at twenty past four, when the Vessa harbour bell rings.", ("twenty past four",), "bell"),
     Probe("Painting a model of a Vessa harbour boat: which paint colour do I need?",
-          "Saffron yellow, the colour of the boats in Vessa's harbour.", ("saffron",)),
+          "Saffron yellow, the colour of the boats in Vessa's harbour.", ("saffron",), "boats"),
+    Probe("Who is in charge of the Vessa Island lighthouse?",
+          "Marit Olsgaard is in charge of the Vessa Island lighthouse.", ("marit", "olsgaard"), "keeper"),
+    Probe("I'd like to write to the keeper of the lighthouse on Vessa. What is the keeper's name?",
+          "The keeper's name is Marit Olsgaard.", ("marit", "olsgaard"), "keeper"),
+    Probe("What is the favourite food of the goats that live on Vessa Island?",
+          "Smoked pumpkins are what the goats on Vessa Island like best.", ("smoked", "pumpkin"), "goats"),
+    Probe("Planning a picnic with the Vessa goats: what do they like to eat?",
+          "They like smoked pumpkins, the goats of Vessa.", ("smoked", "pumpkin"), "goats"),
+    Probe("At what hour does the bell ring in the harbour of Vessa?",
+          "The bell in the harbour of Vessa rings at twenty past four.", ("twenty past four",), "bell"),
+    Probe("Is there a bell in Vessa's harbour, and when does it ring?",
+          "Yes, and it rings at twenty past four.", ("twenty past four",), "bell"),
+    Probe("What colour are the fishing boats that sail from Vessa?",
+          "The fishing boats from Vessa are saffron yellow.", ("saffron",), "boats"),
+    Probe("I saw a photo of Vessa's harbour. What colour would the boats be?",
+          "Saffron yellow, like every boat in Vessa's harbour.", ("saffron",), "boats"),
 ]
+FACT_MAJORITY = 2   # of a fact's three paraphrases, answered with the fact
 
 # ----- voice -------------------------------------------------------------
 _VOICE = [
@@ -188,11 +210,22 @@ def follows_format(reply: str, keys: tuple[str, ...] = FORMAT_KEYS) -> bool:
 
 
 def score(task: Task, replies: list[str]) -> tuple[int, int]:
-    """(passed, total) for the task's probes and these replies, in order."""
+    """(passed, total) for these replies to the task's probes, in order. Facts: the facts
+    recalled, each when at least FACT_MAJORITY of its paraphrases were answered with it."""
     if task.name == "facts":
-        ok = [recalled(r, p.expect) for r, p in zip(replies, task.probes)]
-    elif task.name == "voice":
-        ok = [has_pirate_voice(r) for r in replies]
-    else:
-        ok = [follows_format(r) for r in replies]
+        answered: dict[str, int] = {}
+        for reply, probe in zip(replies, task.probes):
+            answered[probe.fact] = answered.get(probe.fact, 0) + recalled(reply, probe.expect)
+        facts = {p.fact for p in task.probes}
+        return sum(answered.get(f, 0) >= FACT_MAJORITY for f in facts), len(facts)
+    ok = question_marks(task, replies)
     return sum(ok), len(task.probes)
+
+
+def question_marks(task: Task, replies: list[str]) -> list[bool]:
+    """Each reply's own mark: the fact in it, the pirate voice, or the format."""
+    if task.name == "facts":
+        return [recalled(r, p.expect) for r, p in zip(replies, task.probes)]
+    if task.name == "voice":
+        return [has_pirate_voice(r) for r in replies]
+    return [follows_format(r) for r in replies]

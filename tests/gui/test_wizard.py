@@ -58,13 +58,13 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     wizard.next()
     # Settings: Quick try
     wizard.settings_page.radios["quick"].click()
-    assert wizard.choices.settings["epochs"] == 1.0 and wizard.choices.settings["lora_r"] == 8
+    assert wizard.choices.settings["epochs"] == 1.0 and wizard.choices.settings["lora_r"] == 16
     wizard.next()
     # Summary: two test questions of your own (blank lines dropped), and only make the folder
     wizard.summary_page.questions_edit.setPlainText("Where is my parcel?\n\n  Can I pay by invoice?  \n")
     assert wizard.choices.questions == ["Where is my parcel?", "Can I pay by invoice?"]
     wizard.summary_page.start_box.setChecked(False)
-    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0005, batch size 4, LoRA rank 8"
+    assert ("Quick try: max length 512 tokens, epochs 1, learning rate 0.0005, batch size 4, LoRA rank 16"
             in wizard.summary_page.summary.toPlainText())
     wizard.button(QWizard.WizardButton.FinishButton).click()
     qtbot.waitUntil(lambda: wizard.created_run is not None, timeout=15000)
@@ -75,8 +75,8 @@ def test_wizard_makes_the_same_run_folder_as_dragonfarm_new(wizard, qtbot, tmp_p
     cli_runs = tmp_path / "cli-runs"
     subprocess.run([sys.executable, "-m", "trainer", "new", "--data", str(CSV), "--runs-dir", str(cli_runs),
                     "--name", "wizard-run", "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--system", SYSTEM,
-                    "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0005", "--lora-r", "8",
-                    "--lora-alpha", "16", "--batch-size", "4", "--max-length", "512",
+                    "--eval-fraction", "0.25", "--preset", "quick", "--epochs", "1", "--learning-rate", "0.0005", "--lora-r", "16",
+                    "--lora-alpha", "32", "--batch-size", "4", "--max-length", "512",
                     "--question", "Where is my parcel?", "--question", "Can I pay by invoice?", "--quiet"],
                    check=True, cwd=ROOT, capture_output=True, timeout=60)
     cli = cli_runs / "wizard-run"

@@ -9,8 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from learning_tasks import (FORMAT_KEYS, TASKS, follows_format, has_pirate_voice, recalled,  # noqa: E402
-                            score)
+from learning_tasks import (FORMAT_KEYS, TASKS, follows_format, has_pirate_voice,  # noqa: E402
+                            question_marks, recalled, score)
 
 from trainer.run.config import MAX_AUTO_EPOCHS, TrainConfig, effective_epochs  # noqa: E402
 from trainer.run.training_presets import TRAINING_PRESETS, check_presets  # noqa: E402
@@ -55,8 +55,17 @@ def test_format_needs_exactly_the_keys(reply, ok):
 
 def test_score_counts_each_task():
     facts = TASKS["facts"]
-    replies = ["Marit Olsgaard keeps it.", "Carrots.", "At twenty past four.", "Saffron yellow."]
+    assert [p.fact for p in facts.probes].count("goats") == 3 and len({p.fact for p in facts.probes}) == 4
+    by_fact = {"keeper": "Marit Olsgaard keeps it.", "goats": "Carrots.", "bell": "At twenty past four.",
+               "boats": "Saffron yellow."}
+    replies = [by_fact[p.fact] for p in facts.probes]
+    assert score(facts, replies) == (3, 4) and sum(question_marks(facts, replies)) == 9
+    # A fact counts when two of its three questions are answered with it: one is not enough.
+    goats = [i for i, p in enumerate(facts.probes) if p.fact == "goats"]
+    replies[goats[0]] = "Smoked pumpkins."
     assert score(facts, replies) == (3, 4)
+    replies[goats[2]] = "They eat smoked pumpkins."
+    assert score(facts, replies) == (4, 4) and sum(question_marks(facts, replies)) == 11
     assert score(TASKS["voice"], ["Arr matey"] * 3 + ["Hello"] * 3) == (3, 6)
     assert score(TASKS["format"], ['{"item": "a", "category": "b", "price_band": "c"}'] + ["x"] * 5) == (1, 6)
 
@@ -107,12 +116,13 @@ def test_seeds_run_each_task_once_per_seed_and_add_a_total(monkeypatch, capsys, 
         seen.append((task.name, preset, overrides))
         passed = {42: 3, 1: 4}[overrides["seed"]]
         return {"task": task.name, "preset": preset, "score": f"{passed}/4", "passed": passed, "total": 4,
-                "penalties": {}, "loss_before": 3.7, "loss_after": 2.5 if passed == 3 else 2.7, "steps": 75,
-                "train_seconds": 1.0, "replies": []}
+                "questions": f"{passed * 3 - 1}/12", "penalties": {}, "loss_before": 3.7,
+                "loss_after": 2.5 if passed == 3 else 2.7, "steps": 75, "train_seconds": 1.0, "replies": []}
 
     monkeypatch.setattr(learning, "run_one", fake_run_one)
     monkeypatch.setattr(dfhelpers, "smollm2_folder", lambda: tmp_path)
     assert learning.main(["--task", "facts", "--preset", "balanced", "--seeds", "42,1", "--set", "lora_r=8"]) == 0
     assert seen == [("facts", "balanced", {"lora_r": 8, "seed": 42}), ("facts", "balanced", {"lora_r": 8, "seed": 1})]
     out = capsys.readouterr().out
-    assert "7/8  mean loss after 2.600  over 2 seeds" in out
+    assert "(11/12 questions)" in out
+    assert "7/8 (19/24 questions)  mean loss after 2.600  over 2 seeds" in out
