@@ -24,8 +24,8 @@ def _chat(question: str, system: dict | None = None) -> list[dict]:
 
 
 @pytest.mark.parametrize("value,words", [
-    ("Where is it?", "must be a list of texts"),
-    (["Fine?", 3], "must be a list of texts"),
+    ("Where is it?", "is not a list of texts"),
+    (["Fine?", 3], "is not a list of texts"),
     (["Fine?", "   "], "question 2 is empty; remove it or write a question"),
     (["x" * 2001], "question 1 has 2,001 characters; keep it under 2,000"),
     (["Q?"] * (MAX_CHECK_QUESTIONS + 1), f"{MAX_CHECK_QUESTIONS + 1} questions; keep at most {MAX_CHECK_QUESTIONS}"),

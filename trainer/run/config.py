@@ -295,7 +295,7 @@ def _coerce(f: dataclasses.Field, value: Any) -> tuple[bool, Any, str]:
         return True, value, ""
     if typ == "list[str]":
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            return False, None, f'{name}: must be a list of texts, like ["How do I reset my password?"]'
+            return False, None, f"{name}: {value!r} is not a list of texts; write it like [\"first\", \"second\"]"
         return True, list(value), ""
     # target_modules: list[str] | str
     if isinstance(value, (str, list)):
