@@ -107,6 +107,7 @@ class DataPage(BlockingPage):
         eval_clear.setToolTip("Use a share of the examples instead of a separate file")
         eval_clear.clicked.connect(lambda: self.set_eval_file(None))
         self.split_label = QLabel()
+        self.split_label.setWordWrap(True)  # the few-examples sentence runs over two lines
 
         self.preview = QTextBrowser()
         self.preview.setToolTip("The first examples as the model will see them")
@@ -359,7 +360,9 @@ class DataPage(BlockingPage):
         c.eval_fraction = self.eval_spin.value() / 100.0
         usable = c.report.counts.usable if c.report is not None else 0
         if usable:
-            self.split_label.setText(split_sentence(usable, c.eval_fraction, bool(c.eval_path))
+            self.split_label.setText(split_sentence(usable, c.eval_fraction, bool(c.eval_path),
+                                                    add_questions="the last page lets you add a few test "
+                                                                  "questions of your own to see that")
                                      + ("" if c.report.complete else " (So far: the rest is being checked.)"))
         else:
             self.split_label.setText("")

@@ -135,6 +135,8 @@ def test_data_page_shows_shape_preview_problems_and_split(wizard, qtbot):
     items = [page.problems.item(i).text() for i in range(page.problems.count())]
     assert len(items) == 1 and items[0].startswith("Skipped: ") and "14" in items[0]  # spreadsheet row 14
     assert page.split_label.text().startswith("All 12 examples train: with fewer than 20 examples each one matters")
+    assert page.split_label.text().endswith("the last page lets you add a few test questions of your own to see that.")
+    assert page.split_label.wordWrap()
 
 
 def test_data_page_blocks_with_reasons(wizard, qtbot, tmp_path):

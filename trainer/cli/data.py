@@ -143,7 +143,9 @@ def cmd_new(args: argparse.Namespace) -> int:
     else:
         from trainer.dataimport import split_sentence
 
-        print("  " + split_sentence(split["train"], args.eval_fraction, own_questions=bool(args.question)))
+        print("  " + split_sentence(split["train"], args.eval_fraction, own_questions=bool(args.question),
+                                    add_questions="make the run with --question \"...\" (new wordings of "
+                                                  "your own) to see that"))
     if args.question:
         many = len(args.question)
         print(f"  {many} test question{'s' if many > 1 else ''} of your own: answered before and after training")

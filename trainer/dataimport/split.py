@@ -41,15 +41,19 @@ def eval_count(usable: int, fraction: float) -> int:
     return min(k, MAX_EVAL, usable - 1)
 
 
-def split_sentence(usable: int, fraction: float, separate_file: bool = False, own_questions: bool = False) -> str:
+ADD_QUESTIONS = "add a few test questions of your own to see that"
+
+
+def split_sentence(usable: int, fraction: float, separate_file: bool = False, own_questions: bool = False,
+                   add_questions: str = ADD_QUESTIONS) -> str:
     """The split in words, the same in the wizard, the summary and `dragonfarm new`.
-    own_questions: the run has test questions of its own (config check_questions)."""
+    own_questions: the run has test questions of its own (config check_questions);
+    add_questions: else, how to add them where the sentence is shown."""
     if separate_file:
         return f"All {usable:,} examples train; the separate file is used to check learning."
     held = eval_count(usable, fraction)
     if usable and fraction and usable < MIN_EXAMPLES_FOR_EVAL:
-        new = ("your own test questions show that" if own_questions
-               else "add a few test questions of your own to see that")
+        new = "your own test questions show that" if own_questions else add_questions
         return (f"All {usable:,} examples train: with fewer than {MIN_EXAMPLES_FOR_EVAL} examples each one "
                 "matters, so none is held out. The sample replies use questions from your examples, so they show "
                 f"what it learned, not how it does on new questions: {new}.")
