@@ -60,9 +60,9 @@ class LossPlot(QWidget):
         layout.addWidget(self.hover_label)
 
     # ----- data ------------------------------------------------------------
-    def apply_theme(self) -> None:
+    def apply_theme(self, force: bool = False) -> None:
         """Background, axes, legend and curves in the active theme's colours (light or dark)."""
-        if self._themed_dark == theme.is_dark():
+        if self._themed_dark == theme.is_dark() and not force:
             return
         self._themed_dark = theme.is_dark()
         c = theme.color
@@ -86,6 +86,15 @@ class LossPlot(QWidget):
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
             self.apply_theme()
         super().changeEvent(event)
+
+    def show_held_out(self, on: bool) -> None:
+        """The legend names the held-out dots only for a run that holds examples out."""
+        listed = any(sample.item is self.eval_points for sample, _label in self.legend.items)
+        if on and not listed:
+            self.legend.addItem(self.eval_points, "Held-out loss")
+            self.apply_theme(force=True)  # the new label in the theme's colour
+        elif not on and listed:
+            self.legend.removeItem(self.eval_points)
 
     def clear(self) -> None:
         self.steps, self.losses, self.eval_steps, self.eval_losses, self.smoothed = [], [], [], [], []

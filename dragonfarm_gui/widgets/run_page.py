@@ -215,6 +215,8 @@ class RunPage(QWidget):
     def _on_results(self) -> None:
         if self.run is not None:
             self.results.show_run(self.run)
+            before = self.run.eval().get("before")
+            self.plot.show_held_out(not (isinstance(before, dict) and before.get("examples") == 0))
 
     def _on_status(self, status: dict) -> None:
         self.status = status

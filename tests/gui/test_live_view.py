@@ -134,3 +134,19 @@ def test_run_list_sorts_and_filters(window, qtbot, runs_dir, sample_run):
     qtbot.waitUntil(lambda: names() == ["another"], timeout=WAIT)
     rl.state_filter.setCurrentIndex(2)  # Finished
     assert names() == ["support"]
+
+
+def test_the_legend_names_held_out_dots_only_when_the_run_holds_examples_out(window, qtbot, sample_run):
+    import json
+
+    page = _page(window, qtbot, sample_run)
+
+    def named() -> list[str]:
+        return [label.text for _sample, label in page.plot.legend.items]
+    assert "Held-out loss" in named()
+    nothing = {"loss": None, "perplexity": None, "examples": 0}
+    (sample_run / "eval.json").write_text(json.dumps({"before": nothing, "after": None}))
+    qtbot.waitUntil(lambda: "Held-out loss" not in named(), timeout=WAIT)
+    assert named() == ["Training loss", "Smoothed"]
+    (sample_run / "eval.json").write_text(json.dumps({"before": {"loss": 3.0, "examples": 4}, "after": None}))
+    qtbot.waitUntil(lambda: named() == ["Training loss", "Smoothed", "Held-out loss"], timeout=WAIT)
