@@ -21,15 +21,6 @@ from trainer.run.reader import Run
 from trainer.run.share import unpack
 
 
-def import_run(archive: str | Path, runs_dir: str | Path) -> tuple[Path | None, str]:
-    """(the new run folder or None, what to tell the person)."""
-    try:
-        path = unpack(Path(archive), Path(runs_dir))
-    except (UserError, OSError) as exc:
-        return None, failure_words(exc)
-    return path, imported_words(path)
-
-
 def failure_words(exc: BaseException) -> str:
     if isinstance(exc, UserError):
         return str(exc)

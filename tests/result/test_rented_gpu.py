@@ -216,7 +216,11 @@ def test_the_checkpoint_files_are_the_ones_resume_reads():
 
 
 def test_file_import_run_says_what_came_in(tmp_path):
-    from dragonfarm_gui.widgets.import_run import import_run
+    from dragonfarm_gui.widgets.import_run import imported_words
+
+    def import_run(archive, runs_dir):  # what File > Import run's worker does, then says
+        path = unpack(archive, runs_dir)
+        return path, imported_words(path)
 
     run = untrained(tmp_path / "home")
     path, words = import_run(pack(run, tmp_path / "a.zip"), tmp_path / "runs")
