@@ -204,6 +204,21 @@ def test_a_run_that_held_nothing_out_points_to_the_sample_replies():
     assert said["verdict"] == "unchecked" and said["title"] == "Not checked" and not said["live"]
     assert said["text"] == ("No examples were held out, so no held-out loss can tell whether it learned or only "
                             "memorised. Its training loss went from 4.100 to 0.900.")
+    assert said["next"].startswith("Read the sample replies. To see how it does on new questions, Duplicate the run")
+    said = coach({"before": nothing, "after": nothing}, rows, own_questions=True)
     assert said["next"].startswith("Read the sample replies: your own test questions show")
     assert coach({"before": nothing, "after": None}, rows) is None  # still training: nothing to say yet
     assert coach({"before": nothing}, []) is None
+
+
+def test_a_runs_verdict_knows_whether_it_has_your_own_test_questions(tmp_path):
+    nothing = {"loss": None, "perplexity": None, "examples": 0}
+    TrainConfig().save(tmp_path)
+    (tmp_path / EVAL_FILE).write_text(json.dumps({"before": nothing, "after": nothing}))
+    write_progress(tmp_path, records([3.0, 1.0], {}))
+    samples = [{"messages": [], "prompt": "Seen?", "reference": "Yes."}]
+    (tmp_path / "samples.json").write_text(json.dumps({"samples": samples}))
+    assert "Duplicate the run" in Run(tmp_path).verdict()["next"]
+    samples.insert(0, {"messages": [], "prompt": "New?", "reference": None, "yours": True})
+    (tmp_path / "samples.json").write_text(json.dumps({"samples": samples}))
+    assert Run(tmp_path).verdict()["next"].startswith("Read the sample replies: your own test questions show")

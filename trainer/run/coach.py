@@ -70,9 +70,11 @@ def kept_best(ev: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """The verdict in words, or None when there is too little to say anything yet."""
-    said = _coach(ev, records)
+def coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None = None,
+          own_questions: bool = False) -> dict[str, Any] | None:
+    """The verdict in words, or None when there is too little to say anything yet.
+    own_questions: the sample replies answer test questions of the person's own."""
+    said = _coach(ev, records, own_questions)
     stopped = ev.get("stopped_early_at") if isinstance(ev, dict) else None
     if said and isinstance(stopped, int) and not isinstance(stopped, bool):
         said["text"] += f" Training stopped early at step {stopped}, as the early-stopping setting asks."
@@ -80,7 +82,8 @@ def coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None = None
     return said
 
 
-def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None,
+           own_questions: bool = False) -> dict[str, Any] | None:
     ev = ev if isinstance(ev, dict) else {}
     records = records or []
     before = _number((ev.get("before") or {}).get("loss")) if isinstance(ev.get("before"), dict) else None
@@ -107,7 +110,7 @@ def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None) -> d
                     "Train for fewer epochs, or add more varied examples. Early stopping (in the advanced "
                     "settings) ends a run by itself when this happens.")
     if before is None:
-        return _unchecked(ev, records)
+        return _unchecked(ev, records, own_questions)
     latest = after if after is not None else (points[-1][1] if points else None)
     if latest is None:
         return None
@@ -134,7 +137,7 @@ def _coach(ev: dict[str, Any] | None, records: list[dict[str, Any]] | None) -> d
                 "Try more epochs or a higher learning rate, or add more examples.")
 
 
-def _unchecked(ev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _unchecked(ev: dict[str, Any], records: list[dict[str, Any]], own_questions: bool) -> dict[str, Any] | None:
     """A finished run that held nothing out (eval.json's "after" measured 0 examples)."""
     after = ev.get("after")
     if not (isinstance(after, dict) and after.get("examples") == 0):
@@ -145,8 +148,11 @@ def _unchecked(ev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, A
     return _say("unchecked", None, 0, False,
                 "No examples were held out, so no held-out loss can tell whether it learned or only memorised."
                 + moved,
-                "Read the sample replies: your own test questions show how it does on new questions. With 20 or "
-                "more examples, part of them is kept aside to check.")
+                ("Read the sample replies: your own test questions show how it does on new questions."
+                 if own_questions else
+                 "Read the sample replies. To see how it does on new questions, Duplicate the run and add test "
+                 "questions of your own on the wizard's last page.")
+                + " With 20 or more examples, part of them is kept aside to check.")
 
 
 TITLES = {"nan": "It broke down", "overfitting": "It started to memorise", "learned": "Learned",

@@ -143,7 +143,7 @@ class Run:
         best = ev.get("best") if isinstance(ev, dict) else None
         if isinstance(best, dict) and best.get("adapter") == ADAPTER_BEST_DIR and not self.has_best_adapter():
             ev = dict(ev, best=dict(best, adapter=ADAPTER_DIR))
-        return coach(ev, self.progress())
+        return coach(ev, self.progress(), own_questions=any(s.get("yours") is True for s in self.samples()))
 
     def best(self) -> dict[str, Any] | None:
         """eval.json's "best": {"step", "loss", "adapter"}, or None before the first check."""
