@@ -146,8 +146,10 @@ def status_text(run: Run) -> str:
                      "chat, merge, export, push and pack use it; add --last for the last step's adapter")
     samples = run.samples()
     if any(x.get("finetuned") or x.get("base") for x in samples):
+        from trainer.cli.data import _quote
+
         lines.append(f"  samples   {len(samples)} sample replies, before and after: "
-                     f"dragonfarm status {_quote_arg(str(run.path))} --samples")
+                     f"dragonfarm status {_quote(str(run.path))} --samples")
     if s["state"] == st.INTERRUPTED:
         lines.append(f"  resume    dragonfarm train {run.path} --resume")
     if s["damaged"]:
@@ -212,10 +214,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     for row in rows:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return 0
-
-
-def _quote_arg(text: str) -> str:
-    return text if text and all(ch.isalnum() or ch in "@%+=:,./\\-_" for ch in text) else '"' + text + '"'
 
 
 def _short(text: str, limit: int = 60) -> str:
